@@ -162,21 +162,21 @@ def test_many_kustomize_graphs_each_built_just_under_the_limit_share_one_budget_
     assert "nvidia.com/gpu: 1" in (repo / "g0" / "base" / "pod.yaml").read_text()
 
 
-@pytest.mark.parametrize(
-    "field",
-    [
-        "configurations:\n- {url}/conf.yaml",
-        "crds:\n- {url}/crd.yaml",
-        "openapi:\n  path: {url}/openapi.json",
-        "transformers:\n- {url}/t.yaml",
-        "generators:\n- {url}/g.yaml",
-        "validators:\n- {url}/v.yaml",
-        "replacements:\n- path: {url}/r.yaml",
-        "configMapGenerator:\n- name: x\n  files:\n  - {url}/f.txt",
-        "secretGenerator:\n- name: x\n  envs:\n  - {url}/e.env",
-    ],
-    ids=lambda f: f.split(":")[0],
-)
+# Each place a kustomization names a file kustomize reads (besides resources, components and patches): `{path}`.
+READ_FIELDS = [
+    "configurations:\n- {path}",
+    "crds:\n- {path}",
+    "openapi:\n  path: {path}",
+    "transformers:\n- {path}",
+    "generators:\n- {path}",
+    "validators:\n- {path}",
+    "replacements:\n- path: {path}",
+    "configMapGenerator:\n- name: x\n  files:\n  - key={path}",
+    "secretGenerator:\n- name: x\n  envs:\n  - {path}",
+]
+
+
+@pytest.mark.parametrize("field", READ_FIELDS, ids=lambda f: f.split(":")[0])
 def test_a_kustomization_reading_a_file_from_the_network_is_never_built(tmp_path: Path, field: str) -> None:
     """dramigrate never fetches a remote base (a URL under resources: or components:), but kustomize fetches a URL
     wherever it reads a file: a pull request's kustomization naming http://169.254.169.254/... as a transformer, a
@@ -203,7 +203,7 @@ def test_a_kustomization_reading_a_file_from_the_network_is_never_built(tmp_path
         from conftest import base_and_overlay
 
         url = f"http://127.0.0.1:{server.server_port}"
-        base_and_overlay(tmp_path, "resources:\n- ../base\n" + field.format(url=url) + "\n")
+        base_and_overlay(tmp_path, "resources:\n- ../base\n" + field.format(path=f"{url}/f.yaml") + "\n")
         (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
         before = (tmp_path / "base" / "pod.yaml").read_text()
 
@@ -265,18 +265,7 @@ def test_fix_stopped_by_sigterm_while_writing_names_the_files_it_wrote(tmp_path:
     assert not [p.name for p in tmp_path.iterdir() if not p.name.endswith(".yaml")]
 
 
-@pytest.mark.parametrize(
-    "field",
-    [
-        "configurations:\n- f.yaml",
-        "crds:\n- f.yaml",
-        "openapi:\n  path: f.yaml",
-        "replacements:\n- path: f.yaml",
-        "transformers:\n- f.yaml",
-        "configMapGenerator:\n- name: x\n  files:\n  - key=f.yaml",
-    ],
-    ids=lambda f: f.split(":")[0],
-)
+@pytest.mark.parametrize("field", READ_FIELDS, ids=lambda f: f.split(":")[0])
 def test_a_kustomization_naming_a_fifo_outside_its_resources_is_named_at_once(tmp_path: Path, field: str) -> None:
     """A FIFO named as a resource or a patch was refused before any build, but kustomize reads the files of
     configurations, crds, the openapi path, replacements, transformers and generators too: named there, the FIFO
@@ -287,7 +276,7 @@ def test_a_kustomization_naming_a_fifo_outside_its_resources_is_named_at_once(tm
 
     from conftest import base_and_overlay
 
-    overlay = base_and_overlay(tmp_path, "resources:\n- ../base\n" + field + "\n")
+    overlay = base_and_overlay(tmp_path, "resources:\n- ../base\n" + field.format(path="f.yaml") + "\n")
     os.mkfifo(overlay / "f.yaml")
     (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
 
