@@ -1141,7 +1141,6 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, 
     failures: dict[str, BaseException] = {}
     stopped = threading.Event()
     not_started = InputError("the run was stopped (Ctrl-C or SIGTERM) before this file's write began")
-
     ended: set[str] = set()  # the results whose write ended (written, or failed)
 
     def write(group: list[tuple[Path, Any]]) -> None:
@@ -1166,7 +1165,7 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, 
                 failures[r.path] = InputError(f"its kustomize graph ({graph}) is written whole or not at all: {why}")
         ended.update(r.path for _, r in members)
 
-    signal = ""
+    stopped_by = ""
     with ThreadPoolExecutor(max_workers=8) as pool:
         try:
             futures = [pool.submit(write_whole, graph, members) for graph, members in together.items()]
@@ -1175,10 +1174,10 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, 
                 future.result()
         except KeyboardInterrupt as exc:  # the threads end the writes under way and start no other
             stopped.set()
-            signal = "SIGTERM" if isinstance(exc, _Stopped) else "Ctrl-C"
-    if signal:
+            stopped_by = "SIGTERM" if isinstance(exc, _Stopped) else "Ctrl-C"
+    if stopped_by:
         failures.update((r.path, not_started) for _, r in jobs if r.path not in ended)
-    return failures, signal
+    return failures, stopped_by
 
 
 def _not_written(r: Any, result: RunResult, exc: BaseException, what: str = "not written") -> None:

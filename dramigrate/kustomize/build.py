@@ -186,7 +186,7 @@ class Builder:
         try:
             stdout, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            if timeout == allowed < limit and left is None:  # a proof build (left given) says its folder is slow
+            if timeout == allowed < limit and left is None:  # a first build; a proof's says its folder is slow
                 return Build(
                     folder,
                     error=f"kustomize build did not finish in {timeout:g} s: the kustomize builds of this run took "
