@@ -288,3 +288,33 @@ def test_a_kustomization_naming_a_fifo_outside_its_resources_is_named_at_once(tm
     assert "overlay/kustomization.yaml:3" in err and "f.yaml: a FIFO (named pipe)" in err, err
     assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
     assert "nvidia.com/gpu: 1" in (tmp_path / "base" / "pod.yaml").read_text()
+
+
+def test_a_pod_whose_rewrite_would_not_validate_is_not_called_fixable_after_fix(tmp_path: Path) -> None:
+    """A node affinity of 400 long product names translates into a CEL selector past Kubernetes' 10 KiB: fix
+    refuses the file (rewrite-invalid) and writes nothing, yet its device request stayed "(fixable)" and the summary
+    said "1 fixable with `dramigrate fix`", which a second fix refuses the same way. After fix (and diff) it is no
+    longer called fixable; the good file beside it is migrated."""
+    values = [f"NVIDIA-A100-SXM4-80GB-{'x' * 30}-{i}" for i in range(400)]
+    pod = ONE_GPU_POD.format(name="pod").replace(
+        "spec:\n",
+        "spec:\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "        nodeSelectorTerms:\n        - matchExpressions:\n          - key: nvidia.com/gpu.product\n"
+        f"            operator: In\n            values: {json.dumps(values)}\n",
+        1,
+    )
+    (tmp_path / "pod.yaml").write_text(pod)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    for command in ("diff", "fix"):
+        code, out, err = run_dramigrate([command, ".", "--format", "json"], cwd=tmp_path)
+
+        report = json.loads(out)
+        assert [f["rule"] for f in report["findings"] if f["file"] == "pod.yaml"] == [
+            "rewrite-invalid",
+            "legacy-device-request",
+        ], out
+        assert not any(f["fixable"] for f in report["findings"] if f["file"] == "pod.yaml")
+        assert report["summary"]["fixable"] == (1 if command == "diff" else 0)
+    assert (tmp_path / "pod.yaml").read_text() == pod
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
