@@ -21,7 +21,7 @@ the cel-go strings extension v2 (``charAt``, ``indexOf``, ``lastIndexOf``,
 ``lowerAscii``, ``upperAscii``, ``replace``, ``split``, ``substring``, ``trim``,
 ``join``), ``find``/``findAll``, list ``indexOf``/``lastIndexOf``, DRA's
 ``includes``, ``cel.bind``, heterogeneous equality and cross-type numeric
-comparisons, and the 10 KiB expression limit.  Calls to functions Kubernetes does
+comparisons, and the 10 KiB expression and 250-level nesting limits.  Calls to functions Kubernetes does
 not declare and unknown ``device`` fields are rejected when compiling.
 
 Not emulated: the rest of the static type check (other type errors surface at
@@ -1032,8 +1032,41 @@ def _environment() -> celpy.Environment:
     return _ENVIRONMENT
 
 
+# cel-go's parser, which the API server compiles selectors with, stops at its default maxRecursionDepth: no rule may
+# nest in itself more than this (a sub-expression in parentheses, a list or call argument), nor may the ternaries,
+# comparisons, arithmetic, member reads, calls and indexes on one path of the expression (its visitor's count).
+MAX_NESTING = 250
+# the celpy grammar's nodes each of which cel-go's visitor counts once on the way down (`!` and `-` chains, `&&` and
+# `||` chains are one rule there, balanced, and count nothing)
+_VISITOR_STEPS = frozenset(
+    {"relation_lt", "relation_le", "relation_gt", "relation_ge", "relation_eq", "relation_ne", "relation_in"}
+    | {"addition_add", "addition_sub", "multiplication_mul", "multiplication_div", "multiplication_mod"}
+    | {"member_dot", "member_dot_arg", "member_index"}
+)
+
+
+def _check_nesting(ast: lark.Tree) -> None:
+    """Refuse an expression nested deeper than the API server's parser takes (MAX_NESTING): a claim or DeviceClass
+    carrying it would never be stored. Walked without recursion."""
+    stack: list[tuple[lark.Tree, int, int]] = [(ast, 0, 0)]
+    while stack:
+        node, exprs, steps = stack.pop()
+        if node.data == "expr":
+            exprs += 1
+            steps += len([c for c in node.children if c is not None]) == 3  # a ternary
+        elif node.data in _VISITOR_STEPS:
+            steps += 1
+        if exprs > MAX_NESTING or steps > MAX_NESTING:
+            raise CelError(
+                f"expression nested more than {MAX_NESTING} deep, which the API server's CEL parser refuses "
+                "(expression recursion limit exceeded)"
+            )
+        stack.extend((child, exprs, steps) for child in node.children if isinstance(child, lark.Tree))
+
+
 def _check_ast(ast: lark.Tree) -> None:
     """Reject what the Kubernetes type checker rejects and cel-python would only notice late."""
+    _check_nesting(ast)
     for node in ast.iter_subtrees():
         if node.data == "ident_arg":
             name = str(node.children[0])

@@ -993,7 +993,8 @@ def do_fix(opts: Options) -> int:
         (Path(r.path), r) for r in result.files if r.path != "-" and r.rewritten is not None and r.path not in undecided
     ]
     refused = _refused_together(jobs, write_options)
-    failures = _write_files([(p, r) for p, r in jobs if r.path not in refused], write_options)
+    with _stop_on_sigterm():
+        failures, stopped = _write_files([(p, r) for p, r in jobs if r.path not in refused], write_options)
     failures.update(refused)
     failures.update(undecided)
     for r in result.files:
@@ -1011,14 +1012,14 @@ def do_fix(opts: Options) -> int:
     if ctx.stdin is not None:
         stdin_result = next((r for r in result.files if r.path == "-"), None)
         text = _write_stdin_result(ctx.stdin, stdin_result)
-    for chart in ctx.charts:
+    for chart in ctx.charts if not stopped else ():  # stopped: the charts are not written, nor the classes file
         chart_written = _write_chart(chart, result, write_options)
         changed += chart_written
         if chart_written:
             names = [c.rel if Path(c.rel).is_absolute() else f"{chart.display}/{c.rel}" for c in chart.changes]
             written += names + chart.archives()
             changes += [FileChange(name, c.before or "", c.after) for name, c in zip(names, chart.changes, strict=True)]
-    classes = _classes(ctx, result, write=True)
+    classes = _classes(ctx, result, write=True) if not stopped else None
     if classes and classes[1] != classes[2]:
         changes.append(FileChange(str(classes[0]), classes[1], classes[2]))
     if any(s.format == "text" for s in ctx.reports) and not opts.quiet:
@@ -1028,6 +1029,9 @@ def do_fix(opts: Options) -> int:
     _filter(ctx, opts, result, "fix")
     _report(ctx, opts, result, changed, "fix", written=written)
     _write_html(opts, result, changed, changes, "fix")
+    if stopped:
+        _err(f"dramigrate: stopped ({stopped}) while writing: the files listed as written are, each whole; no other")
+        return 128 + (15 if stopped == "SIGTERM" else 2)
     if opts.post_renderer:  # Helm aborts the install on a non-zero exit: 0 whenever valid YAML was written
         from dramigrate.helm.run import valid_yaml
 
@@ -1091,10 +1095,38 @@ def _refused_together(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, B
     return refused
 
 
-def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, BaseException]:
-    """Write each result's rewrite to its path; what failed, by the result's path. Writes run in threads, so the
-    fsyncs of one file and its folder overlap the others' (600 files: 5 s one by one, 0.5 s so). Paths that are
-    the same file (symlinks) are written one after the other, in input order, as before."""
+class _Stopped(KeyboardInterrupt):
+    """SIGTERM while fix writes (a CI job cancelled), raised as Ctrl-C is."""
+
+
+@contextlib.contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    """SIGTERM raises _Stopped in the block (in the main thread), as Ctrl-C raises KeyboardInterrupt: the writes
+    under way end, the others do not start, and the report says which files were written. Python's default ended
+    the process at once, and nothing said which of the files were rewritten."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise _Stopped
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, BaseException], str]:
+    """Write each result's rewrite to its path; what failed, by the result's path, and the signal that stopped the
+    writes ("" if none: Ctrl-C or SIGTERM end the writes under way and start no other; those are failures too).
+    Writes run in threads, so the fsyncs of one file and its folder overlap the others' (600 files: 5 s one by one,
+    0.5 s so). Paths that are the same file (symlinks) are written one after the other, in input order, as before."""
+    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     from dramigrate.writer import write_atomic, write_group
@@ -1107,29 +1139,45 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, BaseEx
         else:
             same_file.setdefault(os.path.realpath(path), []).append((path, r))
     failures: dict[str, BaseException] = {}
+    stopped = threading.Event()
+    not_started = InputError("the run was stopped (Ctrl-C or SIGTERM) before this file's write began")
+    ended: set[str] = set()  # the results whose write ended (written, or failed)
 
     def write(group: list[tuple[Path, Any]]) -> None:
         for path, r in group:
+            if stopped.is_set():
+                return
             try:
                 write_atomic(path, r.rewritten, expected=r.raw, options=options)
             except Exception as exc:  # noqa: BLE001 - the file's failure, reported with it
                 failures[r.path] = exc
+            ended.add(r.path)
 
     def write_whole(graph: str, members: list[tuple[Path, Any]]) -> None:
         """A kustomize graph's files, all or none (a full disk met on one of them wrote the others)."""
+        if stopped.is_set():
+            return
         try:
             write_group([(path, r.rewritten, r.raw) for path, r in members], options)
         except Exception as exc:  # noqa: BLE001 - the graph's failure, reported with each of its files
             why = getattr(exc, "message", None) or getattr(exc, "strerror", None) or str(exc)
             for _, r in members:
                 failures[r.path] = InputError(f"its kustomize graph ({graph}) is written whole or not at all: {why}")
+        ended.update(r.path for _, r in members)
 
+    stopped_by = ""
     with ThreadPoolExecutor(max_workers=8) as pool:
-        done = [pool.submit(write_whole, graph, members) for graph, members in together.items()]
-        list(pool.map(write, same_file.values()))
-        for future in done:
-            future.result()
-    return failures
+        try:
+            futures = [pool.submit(write_whole, graph, members) for graph, members in together.items()]
+            futures += [pool.submit(write, group) for group in same_file.values()]
+            for future in futures:
+                future.result()
+        except KeyboardInterrupt as exc:  # the threads end the writes under way and start no other
+            stopped.set()
+            stopped_by = "SIGTERM" if isinstance(exc, _Stopped) else "Ctrl-C"
+    if stopped_by:
+        failures.update((r.path, not_started) for _, r in jobs if r.path not in ended)
+    return failures, stopped_by
 
 
 def _not_written(r: Any, result: RunResult, exc: BaseException, what: str = "not written") -> None:

@@ -75,9 +75,9 @@ def process(
                 f.fixable = f.fixed = False
             result.changes.clear()
             return result
-    except RewriteInvalid as exc:
+    except RewriteInvalid as exc:  # as fix again would: the file's requests are no longer called fixable
         for f in result.findings:
-            f.fixed = False
+            f.fixable = f.fixed = False
         result.findings.append(exc.finding)
         result.changes.clear()  # nothing is written for this file
         return result

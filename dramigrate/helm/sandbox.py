@@ -547,21 +547,31 @@ def unpack_chart(archive: Path, dest: Path) -> None:
     _PRIVATE.add(os.path.realpath(dest))
     try:
         with tarfile.open(archive, "r:gz") as tar:
-            members = _checked_members(tar)
-            for member in members:
-                target = dest / member.name
-                if member.isdir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                source = tar.extractfile(member)
-                if source is None:
-                    continue
-                with source, open(target, "xb") as out:
-                    while chunk := source.read(1 << 20):
-                        out.write(chunk)
-    except (OSError, EOFError, tarfile.TarError, zlib.error) as exc:
+            for member in _checked_members(tar):
+                try:
+                    _unpack_member(tar, member, dest / member.name)
+                except OSError as exc:  # its text names the temporary folder: the member is named instead
+                    raise ChartRefused(
+                        "chart-archive-limit", f"cannot unpack the archive member {member.name!r}: {exc.strerror}"
+                    ) from None
+    except OSError as exc:
+        raise ChartRefused("chart-archive-limit", f"cannot unpack the chart: {exc.strerror or exc}") from None
+    except (EOFError, tarfile.TarError, zlib.error) as exc:
         raise ChartRefused("chart-archive-limit", f"cannot unpack the chart: {exc}") from None
+
+
+def _unpack_member(tar: Any, member: Any, target: Path) -> None:
+    """One checked member (a folder or a plain file) written at target; a name given twice is refused (`xb`)."""
+    if member.isdir():
+        target.mkdir(parents=True, exist_ok=True)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    source = tar.extractfile(member)
+    if source is None:
+        return
+    with source, open(target, "xb") as out:
+        while chunk := source.read(1 << 20):
+            out.write(chunk)
 
 
 def _checked_members(tar: Any) -> list[Any]:

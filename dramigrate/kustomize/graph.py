@@ -388,7 +388,7 @@ def read_kustomization(
     folder = file.parent
     for key in ("resources", "bases", "components"):
         for i, entry in enumerate(_strings(data, key, file, lines)):
-            if "://" in entry or entry.startswith(("github.com/", "git@")):
+            if is_url(entry):
                 k.remote.append(entry)
                 continue
             resolved = _resolve_in(str(folder), entry, regular)
@@ -412,6 +412,13 @@ def read_kustomization(
         for i, entry in enumerate(entries):
             line = items.get(key, [])[i] if i < len(items.get(key, [])) else lines.get(key, 0)
             k.patches.append(_patch(file, key, i, line, entry))
+    for key, entry in _read_paths(data):  # kustomize would wait on a FIFO for its whole time limit
+        if not is_url(entry) and "\0" not in entry:
+            what = _special(Path(_resolve_in(str(folder), entry, regular)))
+            if what is not None:
+                raise InputError(
+                    f"{key} entry {entry}: {what}, not a regular file; never read", str(file), k.line_of(key)
+                )
     return k
 
 
@@ -475,9 +482,21 @@ def outside_reads(k: Kustomization) -> list[tuple[str, int]]:
         if p.file is not None and not under(str(p.file), {root}):
             out.append((_patch_path(k, p) or os.path.relpath(p.file, k.dir), p.line))
     for key, entry in _read_paths(k.data):
-        if not under(_resolve_in(root, entry), {root}):
+        if not is_url(entry) and not under(_resolve_in(root, entry), {root}):
             out.append((entry, k.line_of(key)))
     return out
+
+
+def is_url(entry: str) -> bool:
+    """Whether kustomize fetches entry from the network (http://, https://, and the remote base forms)."""
+    return "://" in entry or entry.startswith(("github.com/", "git@"))
+
+
+def network_reads(k: Kustomization) -> list[tuple[str, int]]:
+    """The files k's build would fetch from the network (entry, line of its key): kustomize fetches a URL wherever
+    it reads a file (a transformer, a CRD file, the OpenAPI schema, a ConfigMap's file), as it fetches remote
+    bases. dramigrate builds neither: a pull request must not have the CI runner's network asked for anything."""
+    return [(entry, k.line_of(key)) for key, entry in _read_paths(k.data) if is_url(entry)]
 
 
 def absolute_roots(k: Kustomization) -> list[tuple[str, int]]:
@@ -526,7 +545,7 @@ def _read_paths(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
                     yield key, source.split("=", 1)[-1]
     for key in FILE_LISTS:
         for entry in data.get(key) or []:
-            if isinstance(entry, str) and "\n" not in entry and ":" not in entry:  # not an inline object
+            if isinstance(entry, str) and "\n" not in entry and (":" not in entry or is_url(entry)):  # not inline
                 yield key, entry
     for r in data.get("replacements") or []:
         if isinstance(r, dict) and isinstance(r.get("path"), str):

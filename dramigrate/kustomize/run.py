@@ -116,7 +116,8 @@ class Runner:
 
     def run(self, left_alone: frozenset[int] = frozenset()) -> list[Outcome]:
         """Every migratable graph but those left alone (ids of units), each proven or with the reason it is not.
-        Graphs are independent: each one's outcome is the same whichever others run with it."""
+        Graphs are independent: each one's outcome is the same whichever others run with it, but for slow builds,
+        which share the run's budget (build.SlowBudget)."""
         outcomes = [Outcome(u) for u in self.kz.units if u.migratable and id(u) not in left_alone]
         orders = {id(o): self.kz.graph.build_order(o.unit.folders) for o in outcomes}
         owner = {f: o for o in outcomes for f in orders[id(o)]}
@@ -406,7 +407,7 @@ class Runner:
                         break
                 roots[id(o)] = (root, copy_root)
             outcomes = [o for o in outcomes if not o.reason]
-            builder = Builder(self.builder.command, self.builder.workers)
+            builder = Builder(self.builder.command, self.builder.workers, self.builder.budget)
             copies = {  # a proof copy's folder -> (the folder it copies, its graph)
                 (roots[id(o)][1] / f.relative_to(roots[id(o)][0])).resolve(): (f, id(o))
                 for o in outcomes

@@ -18,6 +18,7 @@ from dramigrate.kustomize.graph import (
     discover,
     inflating_key,
     may_name,
+    network_reads,
     outside_reads,
     under,
 )
@@ -281,6 +282,16 @@ def _unit(
             )
     for d in sorted(members):
         node = graph.nodes[d]
+        for entry, line in network_reads(node)[:1]:
+            unit.blockers.append(
+                Blocker(
+                    node.file,
+                    line,
+                    f"{out.display(node.file)} reads {entry} from the network, which kustomize would fetch and "
+                    "dramigrate never does: this graph is reported and left as it is, unbuilt (vendor the file into "
+                    "the repository)",
+                )
+            )
         for entry, line in absolute_roots(node):
             unit.blockers.append(
                 Blocker(
