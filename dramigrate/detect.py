@@ -21,6 +21,9 @@ from dramigrate.triage import KUBESPAWNER_KEYS
 from dramigrate.versions import Target
 from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_metadata, pod_specs
 
+# why a plain device resource is reported shared when a node label the pod is pinned to says so (GFD's -SHARED)
+SHARED_BY_LABEL = "shared (the pod is pinned to, or tolerates, a -SHARED or -MIG- product label)"
+
 IGNORE_ANNOTATION = "dramigrate.io/ignore"
 _IGNORE_COMMENT = re.compile(r"#\s*dramigrate:\s*ignore(?:=([\w,-]+))?")
 REPLICATED_KINDS = {
@@ -734,7 +737,7 @@ class Detector:
         if mode != "none":
             return f"shared ({mode}, from the sharing setting)"
         if rule.sharing.get("nodeLabel") in shared_by_label:
-            return "shared (the pod is pinned to, or tolerates, a -SHARED or -MIG- product label)"
+            return SHARED_BY_LABEL
         return ""
 
     def shared_product_label(self, spec: dict[str, Any]) -> set[str]:

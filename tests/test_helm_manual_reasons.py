@@ -86,6 +86,45 @@ def test_a_device_label_written_by_a_template_is_named(tmp_path: Path) -> None:
     assert "nvidia.com/gpu.product in a required node affinity" in outcome.manual
 
 
+# a pod pinned by values to a time-sliced GPU product (GFD's -SHARED label value) in the chart's defaults, its count
+# from values: the migration of that render leaves the request as it is (shared-device), the DRA switch would not
+SHARED_BY_DEFAULT = deployment(
+    "infer",
+    """\
+      nodeSelector:
+        nvidia.com/gpu.product: {{ .Values.gpu.product }}
+      containers:
+        - name: infer
+          image: infer
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .Values.gpus }}
+""",
+)
+
+
+def test_a_request_the_migration_leaves_as_it_is_names_why_and_what_to_do(tmp_path: Path) -> None:
+    """Was only 'with default values and the DRA switch on, ... resources.claims: not expected, the rewritten chart
+    has [{"name": "gpu"}]': now the container whose request the migration of the defaults' render leaves as it is,
+    the migration's reason (a shared device) and what the maintainer can do."""
+    values = "gpu:\n  product: NVIDIA-L40S-SHARED\ngpus: 1\n"
+    chart = chart_with(tmp_path, "infer", {"templates/deployment.yaml": SHARED_BY_DEFAULT, "values.yaml": values})
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("gpu:\n  product: NVIDIA-L40S\n")
+    settings = Settings(kube_version="1.34")
+    options = ChartOptions(values_files=(mine,), kube_version="1.34")
+    outcome = run_chart(chart, options, load_rules(), settings, Target.parse("1.34"), "fix")
+    assert not outcome.changes
+    why, _, proof = outcome.manual.partition("; with default values and the DRA switch on, ")
+    assert proof, outcome.manual
+    assert why.startswith("Deployment infer container infer: ")
+    assert "leaves its nvidia.com/gpu request as it is (shared-device: " in why
+    assert "a per-pod claim would give each pod a whole device" in why
+    assert "keep the DRA switch off with such values" in why
+    assert "a product that is not shared" in why
+    assert "migrate it by hand as lint's shared-device finding describes" in why
+
+
 # cyberun's comfyui: a resources map passed through (pattern B) and a preferred node affinity on the GPU product
 # the template writes itself, its values from a values list, then any GPU node (a label with no values: not a label
 # from values as a whole)

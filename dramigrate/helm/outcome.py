@@ -116,6 +116,7 @@ class Variation:
     switches: bool = False  # a shipped values file with no device key of its own (switch_files)
     vendor: bool = False  # another branch of a vendor choice of the device key (vendor_flips): the DRA branch may fail
     tolerates: tuple[dict[str, str], ...] = ()  # the tolerations every values list is set to (the devices' taints)
+    left: tuple[Finding, ...] = ()  # the migration's findings on the requests of the render it leaves as they are
 
 
 @dataclass
@@ -251,12 +252,14 @@ def _not_proven_on(
     left_out: frozenset[ObjectName] = frozenset(),
     root: Path | None = None,
     passthrough: bool = False,
+    left: tuple[Finding, ...] = (),
 ) -> str:
     """Proof D for one value set: '' when the migrated chart's render equals the migration of the original render
     (fields that differ between two renders of the original masked) and is strict-valid; else why not. `left_out`:
     objects (kind, namespace, name) not compared. `root`: the chart, whose template line writing a device label the
     rewrite left on the pods the reason names (labelwhy.py; `passthrough`: the rewrite passes resources maps
-    through)."""
+    through). `left`: the migration's findings on requests it leaves as they are, which the reason names when the
+    rewritten chart migrates one (leftwhy.py)."""
 
     def kept(objs: dict[ObjKey, list[Any]]) -> dict[ObjKey, list[Any]]:
         return {k: docs for k, docs in objs.items() if k[1:] not in left_out}
@@ -269,8 +272,11 @@ def _not_proven_on(
     if diff and (repeat := new_repeats(on.stream, original.stream)):  # a key written twice: the cause, said first
         return f"{case}, the render is not valid: {_repeated(repeat)}"
     if diff:
-        why = ""
-        if re.search(r"\.(nodeSelector|affinity)\b", diff.split(": ", 2)[1] if diff.count(": ") > 1 else diff):
+        from dramigrate.helm.leftwhy import left_refusal
+
+        why = left_refusal(left, expected, got)
+        where = diff.split(": ", 2)[1] if diff.count(": ") > 1 else diff
+        if not why and re.search(r"\.(nodeSelector|affinity)\b", where):
             from dramigrate.helm.labelwhy import label_refusal
 
             why = (label_refusal(root, original.stream, want, passthrough) if root else "") or (
@@ -365,7 +371,7 @@ def _not_proven_apart_from_invalid(case: str, original: Any, again: Any, want: s
             re.findall(r'"resourceClaimTemplateName": "([^"]+)"', json.dumps(docs))
         )
     templates = {k[1:] for k in found if k[1] == "ResourceClaimTemplate" and k[3] in named[True] - named[False]}
-    return _not_proven_on(case, original, again, want, on, v.invalid_objects | templates)
+    return _not_proven_on(case, original, again, want, on, v.invalid_objects | templates, left=v.left)
 
 
 def _finish(renders: Iterator[Any]) -> None:

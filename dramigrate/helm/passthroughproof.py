@@ -818,6 +818,7 @@ def _passthrough(
                 left_out=pt.unused_templates(on, unnamed if derived else inert, copts.release, unnamed),
                 root=root,
                 passthrough=True,
+                left=v.left,
             ),
             again,
             masked,

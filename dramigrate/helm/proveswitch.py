@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dramigrate.config import Settings
+from dramigrate.findings import Finding
 from dramigrate.helm.chartvalues import chart_defaults
 from dramigrate.helm.foldguards import folded
 from dramigrate.helm.listindent import INDENTED
@@ -471,10 +472,12 @@ def prove_switch(
             if flip:
                 said[turned] = f"with {v.label} and {flip.label}"
             sides = {False: off, True: on}
-            why = {s: _side_unproven(s, said[s], sides[s], ref[s], added, root) for s in (False, True)}
+            why = {s: _side_unproven(s, said[s], sides[s], ref[s], added, root, v.left) for s in (False, True)}
             if any(why.values()) and (later := render_later(root, v.options)) is not None:  # the clock's next step
                 late = (original, later, want)
-                why = {s: why[s] and _side_unproven(s, said[s], sides[s], late, added, root) for s in (False, True)}
+                why = {
+                    s: why[s] and _side_unproven(s, said[s], sides[s], late, added, root, v.left) for s in (False, True)
+                }
             if flip and why[turned] and (given := _turned_original(root, flip, v.options, original, again)):
                 ref[turned] = given
                 why[turned] = _side_unproven(turned, said[turned], sides[turned], given, added, root)
@@ -577,17 +580,24 @@ def _render_devices(render: Render) -> set[str]:
 
 
 def _side_unproven(
-    on: bool, case: str, new: Render, reference: tuple[Render, Render, str], added: bool, root: Path | None = None
+    on: bool,
+    case: str,
+    new: Render,
+    reference: tuple[Render, Render, str],
+    added: bool,
+    root: Path | None = None,
+    left: tuple[Finding, ...] = (),
 ) -> str:
     """Why one side of a value set is not proven ('' when it is): with the switch off the rewritten chart renders
-    byte for byte the original's render (`reference`: that render, a second one, and its migration), with it on the
-    migration (a set that adds a device the templates do not ask for is checked off only)."""
+    byte for byte the original's render (`reference`: that render, a second one, and its migration; `left`: the
+    migration's findings on requests it leaves as they are), with it on the migration (a set that adds a device the
+    templates do not ask for is checked off only)."""
     if new.error:
         return f"{case}, the rewritten chart does not render: {new.error}"
     original, again, want = reference
     if not on:
         return _not_identical(case, original, again, new)
-    return "" if added else _not_proven_on(case, original, again, want, new, root=root)
+    return "" if added else _not_proven_on(case, original, again, want, new, root=root, left=left)
 
 
 def _turned_original(

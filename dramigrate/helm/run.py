@@ -50,6 +50,7 @@ from dramigrate.helm.findingmap import (
     resolve_source,
 )
 from dramigrate.helm.foldguards import folded
+from dramigrate.helm.leftwhy import left_requests
 from dramigrate.helm.locate import source_of, stream_sources
 from dramigrate.helm.nullcounts import null_sets, reference_stream
 from dramigrate.helm.outcome import (
@@ -672,6 +673,7 @@ def _fix(
                     result, notes = bare, from_values
                 else:
                     literal_labels = True
+        v.left = left_requests(result.findings)
         parts = stream_sources(r.stream)
         fixable = [f for f in result.findings if f.fixable]
         if fixable and v.label in given:

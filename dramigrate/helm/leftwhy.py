@@ -1,0 +1,52 @@
+"""Why a chart rewrite's DRA switch cannot match the migration of a render that leaves a device request as it is:
+the core reports such a request (a shared device, a kind whose controller drops claims, a CRD that prunes them) and
+keeps its device-plugin count, while the rewritten template's switch turns every request of the template into a
+claim, whatever the values pin the pods to. Read from the findings of that migration (Variation.left) and the two
+renders' objects; the clause names the object, its container, the migration's reason and what the maintainer can do.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dramigrate.detect import SHARED_BY_LABEL
+from dramigrate.findings import Finding
+from dramigrate.helm.prove import ObjKey, _object_name
+
+LEFT_AS_IS = "left as is"  # how the core's findings on a request it keeps end their reason (detect.py)
+
+# values under which the migration takes the request, by the reason it left it (a reason values cannot change: none)
+_OTHER_VALUES = {
+    SHARED_BY_LABEL: "turn it on only with values that pin the pods to a product that is not shared (no -SHARED/-MIG-)",
+}
+
+
+def left_requests(findings: list[Finding]) -> tuple[Finding, ...]:
+    """The findings of a render's migration that leave a device request as it is and say why (`left as is`)."""
+    return tuple(f for f in findings if f.resource and not f.fixable and LEFT_AS_IS in f.message)
+
+
+def left_refusal(left: tuple[Finding, ...], expected: dict[ObjKey, list[Any]], got: dict[ObjKey, list[Any]]) -> str:
+    """The reason (a clause ending in `; `) naming the first object the migration left a device request of as it is
+    (`left`, its findings) that the rewritten chart renders otherwise; '' when there is none."""
+    for f in left:
+        key = next((k for k in sorted(expected) if k[1:] == (f.kind, f.namespace, f.name)), None)
+        if key is None or expected[key] == got.get(key) or f.resource not in _asked(expected[key]):
+            continue
+        short = re.split(rf"[;.]\s*{LEFT_AS_IS}", f.message, maxsplit=1)[0]
+        other = next((f"{text}, " for said, text in _OTHER_VALUES.items() if said in f.message), "")
+        return (
+            f"{key[1]} {_object_name(key[3])} container {f.container}: the migration of the original render leaves "
+            f"its {f.resource} request as it is ({f.rule}: {short}), but the DRA switch of the rewritten template "
+            f"takes it into a claim all the same: keep the DRA switch off with such values, {other}or migrate it by "
+            f"hand as lint's {f.rule} finding describes; "
+        )
+    return ""
+
+
+def _asked(docs: list[Any]) -> set[str]:
+    """The extended resources the `limits`/`requests` maps of the objects ask for."""
+    from dramigrate.helm.outcome import _extended
+
+    return {name for doc in docs for _, names in _extended(doc) for name in names}
