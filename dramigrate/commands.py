@@ -494,6 +494,7 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
         from dramigrate.helm.run import run_charts
 
         ctx.charts = run_charts(ctx, opts, "fix" if writes else "diff" if fix else "lint", result)
+        _outside_leaves(ctx.charts, opts)
     if not result.scanned and not ctx.inputs.charts and not result.bad_input:
         left_out = f" ({len(ctx.inputs.skipped)} path(s) excluded, ignored or not manifests; --verbose says which)"
         MESSAGES.warn(
@@ -916,6 +917,16 @@ def _trees(opts: Options) -> tuple[Path, ...]:
 
     named = [tree_of(Path(p)) for p in [*opts.paths, *opts.values_files] if p != "-"]
     return (*named, *(t for p in opts.paths if p != "-" and (t := followed_tree(p)) is not None))
+
+
+def _outside_leaves(charts: list[Any], opts: Options) -> None:
+    """A chart whose rewrite would write a subchart's `file://` source outside the trees named is not written: its
+    device requests are not called fixable, with why (outsideleaf.py), in lint as in diff and fix."""
+    from dramigrate.helm.outsideleaf import leave_outside_leaves
+
+    roots = _trees(opts)
+    for chart in charts:
+        leave_outside_leaves(chart, roots)
 
 
 def _refuse_links(roots: tuple[Path, ...], result: RunResult) -> None:

@@ -318,3 +318,29 @@ def test_a_pod_whose_rewrite_would_not_validate_is_not_called_fixable_after_fix(
         assert report["summary"]["fixable"] == (1 if command == "diff" else 0)
     assert (tmp_path / "pod.yaml").read_text() == pod
     assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+
+
+def test_an_umbrella_whose_file_leaf_lies_outside_the_folder_named_is_not_called_fixable(tmp_path: Path) -> None:
+    """An umbrella taking its leaf from `file://../app`, run from its own folder: fix refuses to write the leaf's
+    source (outside the paths named) and so writes nothing of the chart, yet lint, diff and fix called the leaf's
+    device request "(fixable)" and counted it in "1 fixable with `dramigrate fix`". Now none does, and the finding
+    says why and which folder to name instead."""
+    from test_chart_umbrella import write_umbrella
+
+    umbrella = write_umbrella(tmp_path)
+    leaf = (tmp_path / "app" / "templates" / "deployment.yaml").read_text()
+
+    for command in ("lint", "diff", "fix"):
+        code, out, err = run_dramigrate([command, ".", "--format", "json"], cwd=umbrella)
+
+        report = json.loads(out)
+        (request,) = [f for f in report["findings"] if f["rule"] == "legacy-device-request"]
+        assert not request["fixable"], out
+        assert report["summary"]["fixable"] == 0, out
+        assert f"file:// source {tmp_path / 'app'} too, which fix refuses" in request["message"]
+        assert f"name a folder holding both charts ({tmp_path}) instead" in request["message"]
+    assert (tmp_path / "app" / "templates" / "deployment.yaml").read_text() == leaf
+
+    code, out, err = run_dramigrate(["lint", ".", "--format", "json"], cwd=tmp_path)  # the folder holding both
+    requests = [f for f in json.loads(out)["findings"] if f["rule"] == "legacy-device-request"]
+    assert len(requests) == 2 and all(f["fixable"] for f in requests), out
