@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dramigrate.helm.rewrite import RewriteError
+from dramigrate.helm.templatelines import enclosing_scope
 from dramigrate.rules import RuleSet
 
 if TYPE_CHECKING:
@@ -507,22 +508,17 @@ def _section_range(lines: list[str], index: int) -> int:
 
 
 _MAP_RANGE = re.compile(r"\{\{-?\s*range\s+(\$\w+)\s*,\s*(\$\w+)\s*:=\s*([.$][\w.]*[Rr]esources|\.)\s*-?\}\}")
-_BLOCK_WORD = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-?\}\}")
 
 
 def _with_resources(lines: list[str], index: int) -> bool:
     """Whether `.` at line `index` (0-based) is a values resources map: the innermost block open there is `with
     <...resources>` (`{{- with .Values.worker.resources }}`, then `range $key, $val := .`)."""
-    depth = 0
-    for j in range(index - 1, -1, -1):
-        for word, expr in reversed(_BLOCK_WORD.findall(lines[j])):
-            if word == "end":
-                depth += 1
-            elif depth:
-                depth -= 1
-            else:
-                return word == "with" and re.fullmatch(r"[.$][\w.]*[Rr]esources", expr.strip()) is not None
-    return False
+    block = enclosing_scope(lines, index, scopes_only=False)
+    return (
+        block is not None
+        and block[1] == "with"
+        and re.fullmatch(r"[.$][\w.]*[Rr]esources", block[2].strip()) is not None
+    )
 
 
 def _map_range(lines: list[str], index: int) -> int:

@@ -135,9 +135,9 @@ def in_actions(lines: list[str]) -> set[int]:
 BLOCK_ACTION = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-?\}\}")
 
 
-def enclosing_scope(lines: list[str], i: int) -> tuple[int, str, str] | None:
+def enclosing_scope(lines: list[str], i: int, scopes_only: bool = True) -> tuple[int, str, str] | None:
     """The innermost `with`, `range`, `define` or `block` open at line i (its line, word and expression); None at
-    the top of the file."""
+    the top of the file. scopes_only off: an `if` counts too (the innermost block of any kind)."""
     depth = 0
     for j in range(i - 1, -1, -1):
         for word, expr in reversed(BLOCK_ACTION.findall(lines[j])):
@@ -145,6 +145,6 @@ def enclosing_scope(lines: list[str], i: int) -> tuple[int, str, str] | None:
                 depth += 1
             elif depth:
                 depth -= 1
-            elif word != "if":
+            elif word != "if" or not scopes_only:
                 return j, word, expr
     return None
