@@ -545,7 +545,9 @@ def _user_claims(outcome: ChartOutcome, root: Path, v: Variation, on: Callable[[
         given.write_text(json.dumps(extra), encoding="utf-8")
         options = replace(v.options, values_files=(*v.options.values_files, given))
         case = f"with {v.label}, the DRA switch on and a claim of the user's own in each resourceClaims value"
-        why = claimsprobe.unproven(case, on(options), on(v.options), cached_render(root, options, fresh=True))
+        # three independent renders: rendered at once
+        calls = [functools.partial(on, options), functools.partial(on, v.options)]
+        why = claimsprobe.unproven(case, *render_all([*calls, functools.partial(cached_render, root, options, True)]))
     if not why:
         outcome.checked.append(f"{v.label} with a claim of the user's own in each resourceClaims value (switch on)")
     return why
