@@ -148,16 +148,18 @@ def _whole_values(root: Path, v: Variation, original: Render) -> bool:
     key = (str(root), v.options, original.stream)  # once per chart and values (the pass-through tries up to four)
     if key not in _WHOLE_VALUES:
         unordered = orders_at_random(root)
+        probe = functools.partial(render_probed, root, v.options)
 
-        def differs(again: Render) -> bool:
-            probed = render_probed(root, v.options)
+        def differs(again: Render, probed: Render) -> bool:
             return not probed.error and bool(_not_identical("", original, again, probed, unordered))
 
-        found = differs(cached_render(root, v.options, True))
+        # the second render of the original and the probed one are independent: rendered at once
+        again, probed = render_all([functools.partial(cached_render, root, v.options, True), probe])
+        found = differs(again, probed)
         if found and (third := render_once_more(root, v.options)) is not None:
             # random values or map order can leave two renders of the original alike where the probed one differs
             # (one fix in six of adorsys' chart commented the keys): a second pair must differ too
-            found = differs(third)
+            found = differs(third, probe())
         remember(_WHOLE_VALUES, key, found, 64)
     return _WHOLE_VALUES[key]
 
@@ -908,15 +910,6 @@ def _later_files(
         later = _later_lists(merged, lists, value_sources(copy_root, outcome.display, ChartOptions(), dra).merged)
         if later is None:  # said, not proven (as for a list the DRA values carry whole)
             outcome.checked.append(f"{LATER_TOLERATIONS}: not kept (one is in a list the DRA values set whole)")
-    if later is not None:
-        options = replace(dra, values_files=(*dra.values_files, work.values_file(later)))
-        case = f"with {LATER_TOLERATIONS} to [{OWN_TOLERATION['key']}]"
-        on = cached_render(copy_root, options)
-        if on.error:
-            return f"{case}, the rewritten chart does not render: {on.error}"
-        if why := _not_proven_on(case, *renders[label], on):
-            return why
-        outcome.checked.append(f"{LATER_TOLERATIONS} (DRA values, then [{OWN_TOLERATION['key']}])")
     again: dict[str, Any] = {}
     zero = []  # device keys the values ask 0 of: the DRA values give no claim for them, nothing can be asked twice
     for path, section, key in sorted(removed, key=str):
@@ -925,14 +918,27 @@ def _later_files(
             zero.append(f"{display((*path, section))}[{json.dumps(key)}]")
         elif value is not None and all(isinstance(k, str) for k in path):
             again = set_path(again, (*path, section, key), value)
+    twice = bool(again) and any(DEVICE_TWICE in c.after for c in outcome.changes if c.after)
+    # the two renders are independent of each other: rendered at once, checked in turn as before
+    asked = [x for x in (later, again if twice else None) if x is not None]
+    dras = [replace(dra, values_files=(*dra.values_files, work.values_file(x))) for x in asked]
+    rendered = iter(render_all([functools.partial(cached_render, copy_root, options) for options in dras]))
+    later_on = next(rendered) if later is not None else None
+    twice_on = next(rendered) if twice else None
+    if later_on is not None:
+        case = f"with {LATER_TOLERATIONS} to [{OWN_TOLERATION['key']}]"
+        if later_on.error:
+            return f"{case}, the rewritten chart does not render: {later_on.error}"
+        if why := _not_proven_on(case, *renders[label], later_on):
+            return why
+        outcome.checked.append(f"{LATER_TOLERATIONS} (DRA values, then [{OWN_TOLERATION['key']}])")
     if zero:
         outcome.checked.append(f"{LATER_DEVICES}: {', '.join(zero)} {ZERO_AGAIN}")
-    if again and any(DEVICE_TWICE in c.after for c in outcome.changes if c.after):
-        on = cached_render(copy_root, replace(dra, values_files=(*dra.values_files, work.values_file(again))))
-        if DEVICE_TWICE not in (on.error or ""):
+    if twice_on is not None:
+        if DEVICE_TWICE not in (twice_on.error or ""):
             return (
                 f"with {LATER_DEVICES}, the rewritten chart renders a container that asks for a device through the "
-                f"device plugin and its DRA claim, not the template's message: {on.error or 'it renders'}"
+                f"device plugin and its DRA claim, not the template's message: {twice_on.error or 'it renders'}"
             )
         outcome.checked.append(f"{LATER_DEVICES} (fails: {DEVICE_TWICE})")
     return ""

@@ -449,9 +449,11 @@ def prove_switch(
     seconds = iter(agains(root, [v.options for v, *_ in expected]))  # the second renders, read on a difference only
     proven_on = False  # a value set with device requests proven with the switch on
     yours: set[str] | None = None  # the device resources the original chart asks for with the user's values
+    first_on: Render | None = None  # the first value set's switch-on render (_user_claims compares with it)
     try:
         for v, original, want, _ in expected:
             off, on, again = next(renders), next(renders), next(seconds)
+            first_on = on if first_on is None else first_on
             if original.error and not off.error:
                 indented = rendered_once_indented(root, outcome.changes, None, v, off)
                 if indented == "":
@@ -516,7 +518,7 @@ def prove_switch(
         _manual(outcome, f"{why}: {'; '.join(outcome.checked)}", patch)
         return
     on = (lambda o: rewritten(flip.options(o), True)) if flip and turned else (lambda o: rewritten(o, True))
-    if why := _user_claims(outcome, root, expected[0][0], on):
+    if why := _user_claims(outcome, root, expected[0][0], on, first_on):
         _manual(outcome, why, patch)
         return
     if not outcome.writable and mode == "fix":
@@ -529,10 +531,13 @@ def prove_switch(
         outcome.patch_proven = True
 
 
-def _user_claims(outcome: ChartOutcome, root: Path, v: Variation, on: Callable[[Any], Render]) -> str:
+def _user_claims(
+    outcome: ChartOutcome, root: Path, v: Variation, on: Callable[[Any], Render], without: Render | None = None
+) -> str:
     """The proof's value set `v` with a claim of the user's own in each resourceClaims value (claimsprobe.py), the
     DRA switch on (`on`: the rewritten chart's render of some options with it on): '' when proven or when the values
-    have no such place; noted in `outcome.checked`."""
+    have no such place; noted in `outcome.checked`. `without`: `on(v.options)` as the proof rendered it already (the
+    very render it proved), else rendered here."""
     import tempfile
 
     from dramigrate.helm import claimsprobe
@@ -545,7 +550,10 @@ def _user_claims(outcome: ChartOutcome, root: Path, v: Variation, on: Callable[[
         given.write_text(json.dumps(extra), encoding="utf-8")
         options = replace(v.options, values_files=(*v.options.values_files, given))
         case = f"with {v.label}, the DRA switch on and a claim of the user's own in each resourceClaims value"
-        why = claimsprobe.unproven(case, on(options), on(v.options), cached_render(root, options, fresh=True))
+        # independent renders: rendered at once
+        given_on = functools.partial(on, v.options) if without is None else lambda: without
+        calls = [functools.partial(on, options), given_on, functools.partial(cached_render, root, options, True)]
+        why = claimsprobe.unproven(case, *render_all(calls))
     if not why:
         outcome.checked.append(f"{v.label} with a claim of the user's own in each resourceClaims value (switch on)")
     return why
