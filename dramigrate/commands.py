@@ -989,6 +989,7 @@ def _check_backup_suffix(suffix: str) -> None:
 
 
 def do_fix(opts: Options) -> int:
+    from dramigrate.lifetime import sigterm_raises
     from dramigrate.report.html import FileChange
     from dramigrate.writer import WriteOptions
 
@@ -1004,7 +1005,7 @@ def do_fix(opts: Options) -> int:
         (Path(r.path), r) for r in result.files if r.path != "-" and r.rewritten is not None and r.path not in undecided
     ]
     refused = _refused_together(jobs, write_options)
-    with _stop_on_sigterm():
+    with sigterm_raises():
         failures, stopped = _write_files([(p, r) for p, r in jobs if r.path not in refused], write_options)
     failures.update(refused)
     failures.update(undecided)
@@ -1106,32 +1107,6 @@ def _refused_together(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, B
     return refused
 
 
-class _Stopped(KeyboardInterrupt):
-    """SIGTERM while fix writes (a CI job cancelled), raised as Ctrl-C is."""
-
-
-@contextlib.contextmanager
-def _stop_on_sigterm() -> Iterator[None]:
-    """SIGTERM raises _Stopped in the block (in the main thread), as Ctrl-C raises KeyboardInterrupt: the writes
-    under way end, the others do not start, and the report says which files were written. Python's default ended
-    the process at once, and nothing said which of the files were rewritten."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, frame: Any) -> None:
-        raise _Stopped
-
-    before = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, before)
-
-
 def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, BaseException], str]:
     """Write each result's rewrite to its path; what failed, by the result's path, and the signal that stopped the
     writes ("" if none: Ctrl-C or SIGTERM end the writes under way and start no other; those are failures too).
@@ -1140,7 +1115,8 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, 
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from dramigrate.writer import write_atomic, write_group
+    from dramigrate.lifetime import Stopped
+    from dramigrate.writer import failure_text, write_atomic, write_group
 
     same_file: dict[str, list[tuple[Path, Any]]] = {}
     together: dict[str, list[tuple[Path, Any]]] = {}
@@ -1171,7 +1147,7 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, 
         try:
             write_group([(path, r.rewritten, r.raw) for path, r in members], options)
         except Exception as exc:  # noqa: BLE001 - the graph's failure, reported with each of its files
-            why = getattr(exc, "message", None) or getattr(exc, "strerror", None) or str(exc)
+            why = failure_text(exc)
             for _, r in members:
                 failures[r.path] = InputError(f"its kustomize graph ({graph}) is written whole or not at all: {why}")
         ended.update(r.path for _, r in members)
@@ -1185,7 +1161,7 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, 
                 future.result()
         except KeyboardInterrupt as exc:  # the threads end the writes under way and start no other
             stopped.set()
-            stopped_by = "SIGTERM" if isinstance(exc, _Stopped) else "Ctrl-C"
+            stopped_by = "SIGTERM" if isinstance(exc, Stopped) else "Ctrl-C"
     if stopped_by:
         failures.update((r.path, not_started) for _, r in jobs if r.path not in ended)
     return failures, stopped_by

@@ -219,3 +219,26 @@ def release_signals() -> None:
     """In a child forked under signals_held: Ctrl-C and SIGTERM reach it again, as before."""
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM while fix writes (a CI job cancelled), raised as Ctrl-C is."""
+
+
+@contextlib.contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """SIGTERM raises Stopped in the block (in the main thread), as Ctrl-C raises KeyboardInterrupt: the writes
+    under way end, the others do not start, and the report says which files were written. Python's default ended
+    the process at once, and nothing said which of the files were rewritten."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise Stopped
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -349,10 +349,9 @@ def write_group(files: list[tuple[Path, str | bytes, bytes | None]], options: Wr
                 os.unlink(st.tmp)
         stuck = _put_back(renamed, kept)
         if stuck:
-            why = getattr(exc, "message", None) or getattr(exc, "strerror", None) or str(exc)
             raise InputError(
-                f"{why}; the files renamed before it could not all be put back, and these stay rewritten: "
-                + ", ".join(stuck),
+                f"{failure_text(exc)}; the files renamed before it could not all be put back, and these stay "
+                f"rewritten: {', '.join(stuck)}",
                 str(renamed[0].path),
             ) from exc
         raise
@@ -360,6 +359,11 @@ def write_group(files: list[tuple[Path, str | bytes, bytes | None]], options: Wr
         for keep in kept.values():
             with contextlib.suppress(OSError):
                 os.unlink(keep)
+
+
+def failure_text(exc: BaseException) -> str:
+    """What a write's failure says: a bad-input message, an OS error's text, else the exception's."""
+    return getattr(exc, "message", None) or getattr(exc, "strerror", None) or str(exc)
 
 
 def _keep(target: str, shown: str) -> str:

@@ -59,6 +59,7 @@ from dramigrate.helm.templatelines import (
     FlowMap,
     action_body,
     block_end,
+    blocks_opened,
     enclosing_scope,
     is_control,
     line_indent,
@@ -1978,8 +1979,7 @@ def _sections_within(lines: list[str], i: int) -> int | None:
         whole = whole or (
             j > i and depth == 1 and bool(_WHOLE_DOT.search(lines[j][: rebound.start() if rebound else None]))
         )
-        for word in re.findall(r"\{\{-?\s*(if|with|range|end)\b", lines[j]):
-            depth += -1 if word == "end" else 1
+        depth += blocks_opened(lines[j])
         if depth <= 0:
             end = j
             break
@@ -2261,7 +2261,7 @@ def _containers_end(lines: list[str], head: int) -> int:
                 continue
             if not depth and line_indent(line) < base:
                 break  # an action of the lines after the pod spec (the next section's variables), left of the list
-            depth += _opened(line)
+            depth += blocks_opened(line)
             if depth < 0:
                 break
             end = j + 1 if depth == 0 else end
@@ -2275,19 +2275,14 @@ def _containers_end(lines: list[str], head: int) -> int:
     ):
         end += 1
     # a `range` over the containers at the column of `containers:` (nvcf's charts): its `end` closes the block too
-    depth = sum(_opened(line) for line in lines[head + 1 : end])
+    depth = sum(blocks_opened(line) for line in lines[head + 1 : end])
     while depth > 0 and end < len(lines) and is_control(lines[end]):
-        depth += _opened(lines[end])
+        depth += blocks_opened(lines[end])
         end += 1
     # and a helper's containers after them (`{{- include "x.sidecar" . | indent 8 }}`, deeper than `containers:`)
     while end < len(lines) and (more := _INDENTED.match(lines[end])) and int(more.group(1)) > line_indent(lines[head]):
         end += 1
     return end
-
-
-def _opened(line: str) -> int:
-    """How many blocks (`if`, `with`, `range`) the line opens, less those it ends."""
-    return sum(-1 if word == "end" else 1 for word in re.findall(r"\{\{-?\s*(if|with|range|end)\b", line))
 
 
 _INDENTED = re.compile(r"^\s*\{\{-?\s*include\b[^{}]*\|\s*n?indent\s+(\d+)\s*-?\}\}\s*$")
@@ -3482,7 +3477,7 @@ def copy_claims(text: str, rel: str, dropped: set[tuple[Path_, str, str]]) -> st
     for owner, c in sorted(by_block.items(), reverse=True):
         end, depth = block_end(lines, owner), 0
         for line in lines[owner:end]:
-            depth += len(re.findall(r"\{\{-?\s*(?:if|with|range)\b", line)) - len(re.findall(r"\{\{-?\s*end\b", line))
+            depth += blocks_opened(line)
         while depth > 0 and end < len(lines) and is_control(lines[end]) and _END_LINE.match(lines[end]):
             end, depth = end + 1, depth - 1
         pad = " " * (line_indent(lines[owner]) + 2)

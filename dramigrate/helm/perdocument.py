@@ -52,7 +52,7 @@ def by_document(
         read = _read(part, name)
         if result.findings or result.rewritten is not None or not read.fast:  # the full YAML reader may read it
             values, lines = values + read.values, lines + read.lines
-        if not result.findings and not read.fast and not _parses(part, name):
+        if not result.findings and not read.parses:
             return None  # the core passed over it alone; the whole stream's migration fails on it
         results.append((offset, result))
         offset += part.count("\n")
@@ -68,11 +68,15 @@ class Read:
     fast: bool  # libyaml reads it as the full YAML reader would (an alias bomb raises)
     values: int  # what the core counts against a file's limits for the full YAML reader
     lines: int  # (documents.MAX_ROUND_TRIP_FILE_VALUES, _LINES)
+    # it parses (the core parses every document of a file it checks, one it passed over alone too): read with the
+    # full YAML reader only where libyaml does not read it
+    parses: bool
 
 
 def _read(part: str, name: str) -> Read:
     """How the core reads a rendered document, known by its text for the chart run."""
     from dramigrate.helm.renderpool import CACHE
+    from dramigrate.pipeline import read_document
 
     known = CACHE[-1].reads
     if part not in known:
@@ -81,26 +85,16 @@ def _read(part: str, name: str) -> Read:
         try:
             fast = all([fast_parse(name, doc) for doc in docs])
         except InputError:
-            fast = False  # an alias bomb: the full reader refuses it as well (_parses)
-        known[part] = Read(fast, values, sum(d.body.count("\n") for d in docs))
-    return known[part]
-
-
-def _parses(part: str, name: str) -> bool:
-    """Whether a document the core passed over alone (nothing in it to check) and libyaml does not read parses with
-    the full YAML reader: the core parses every document of a file it checks. Known by its text for the chart run."""
-    from dramigrate.helm.renderpool import CACHE
-    from dramigrate.pipeline import read_document
-
-    known = CACHE[-1].parses
-    if part not in known:
-        try:
-            docs = split_documents(name, part.encode("utf-8"), checked=part, helm_render=True, comments=False).documents
-            for doc in docs:
-                read_document(name, doc)
-            known[part] = True
-        except InputError:
-            known[part] = False
+            fast = False  # an alias bomb: the full reader refuses it as well
+        parses = fast
+        if not fast:
+            try:
+                for doc in docs:
+                    read_document(name, doc)
+                parses = True
+            except InputError:
+                pass
+        known[part] = Read(fast, values, sum(d.body.count("\n") for d in docs), parses)
     return known[part]
 
 

@@ -133,6 +133,12 @@ def in_actions(lines: list[str]) -> set[int]:
 
 # a block action (`{{- with .Values.x }}`, `{{- end }}`): its word and expression
 BLOCK_ACTION = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-?\}\}")
+_IF_WITH_RANGE_END = re.compile(r"\{\{-?\s*(if|with|range|end)\b")
+
+
+def blocks_opened(line: str) -> int:
+    """How many blocks (`if`, `with`, `range`) the line opens, less those it ends."""
+    return sum(-1 if word == "end" else 1 for word in _IF_WITH_RANGE_END.findall(line))
 
 
 def enclosing_scope(lines: list[str], i: int, scopes_only: bool = True) -> tuple[int, str, str] | None:

@@ -18,7 +18,15 @@ from dramigrate.helm.model import NAME, SWITCH
 from dramigrate.helm.owntolerations import own_gates, untolerated
 from dramigrate.helm.patterns import NotIdiomatic, Pattern
 from dramigrate.helm.rewrite import _actions, _terms
-from dramigrate.helm.templatelines import BlockDumper, Edit, block_end, emits_text, is_control, line_indent
+from dramigrate.helm.templatelines import (
+    BlockDumper,
+    Edit,
+    block_end,
+    blocks_opened,
+    emits_text,
+    is_control,
+    line_indent,
+)
 
 
 def given_tolerations(lines: list[str], at: int) -> str | None:
@@ -44,8 +52,7 @@ def _with_in_list(lines: list[str], at: int) -> str | None:
         m = _WITH.fullmatch(text)
         if m and depth == 0 and i + 1 < len(lines) and _TOYAML_DOT.fullmatch(lines[i + 1].strip()):
             return m.group(1)
-        for word in re.findall(r"\{\{-?\s*(if|with|range|end)\b", text):
-            depth += -1 if word == "end" else 1
+        depth += blocks_opened(text)
         if depth < 0:
             return None
     return None
