@@ -58,13 +58,6 @@ class Ahead:
         made = engine.worker_pool(self.rules, self.settings, self.target)
         if made is None:
             return False
-        import dramigrate.topology  # noqa: F401  # imported once here, not again in every forked worker
-        from dramigrate.fastyaml import _string_types
-        from dramigrate.findings import RULES
-
-        _string_types()  # ruamel's string classes (the fast parse gives quoted scalars as them)
-        RULES.get("internal-error")  # the rule catalogue, read once
-
         self.pool = made[0]
         self._send_kustomizations(KUSTOMIZATION_CHUNK)
         return True
