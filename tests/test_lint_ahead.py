@@ -139,6 +139,85 @@ def test_kustomizations_loaded_by_the_workers_give_what_the_scan_reads_itself(tr
     assert any("invalid kustomization" in str(r.error) for r in ahead.files)  # the broken one, said as before
 
 
+SELECTOR_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  nodeSelector:
+    nvidia.com/gpu.present: 'true'
+{rest}"""
+# Files whose device words sit in a node selector or a toleration, each beside what lint must still report in it:
+# (file name, text, the rule its report holds). A pre-filter that ruled out files holding device words only as a
+# label key or a toleration value would lose the last two: such a file is parsed, and bad YAML in it is bad input.
+BESIDE_SELECTORS = [
+    ("request.yaml", SELECTOR_POD.format(name="a", rest=ONE_GPU_POD.split("spec:\n", 1)[1]), "legacy-device-request"),
+    (
+        "shared.yaml",
+        SELECTOR_POD.format(name="b", rest=ONE_GPU_POD.split("spec:\n", 1)[1].replace("gpu: 1", "gpu.shared: 1")),
+        "shared-device",
+    ),
+    (
+        "flow.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: c}\nspec: {nodeSelector: {nvidia.com/gpu.present: 'true'},"
+        " containers: [{name: app, image: 'app:1', resources: {limits: {nvidia.com/gpu: 2}}}]}\n",
+        "legacy-device-request",
+    ),
+    (
+        "pod.json",
+        '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "d"}, "spec": {"tolerations": [{"key":'
+        ' "nvidia.com/gpu", "operator": "Exists"}], "containers": [{"name": "app", "image": "app:1", "resources":'
+        ' {"limits": {"nvidia.com/gpu": 1}}}]}}\n',
+        "legacy-device-request",
+    ),
+    (
+        "crd.yaml",
+        "apiVersion: example.org/v1\nkind: TrainingRun\nmetadata:\n  name: e\nspec:\n  worker:\n    nodeSelector:\n"
+        "      nvidia.com/gpu.present: 'true'\n    template:\n      resources:\n        limits:\n"
+        "          nvidia.com/gpu: 4\n",
+        "unknown-kind",
+    ),
+    ("duplicate.yaml", SELECTOR_POD.format(name="f", rest="  nodeName: a\n  nodeName: b\n"), "bad-input"),
+    ("unclosed.yaml", NEAR_MISS.format(i="g") + "      volumes: [unclosed\n", "bad-input"),
+]
+
+
+@pytest.mark.skipif(prefilter._grep() is None, reason="no GNU grep with -P")
+def test_a_device_word_beside_a_selector_or_toleration_is_reported_as_without_grep(tmp_path: Path) -> None:
+    """Among hundreds of files whose only device words are a node selector's label key or a toleration's key (no
+    finding) and clean ConfigMaps, each file holding a request, a shared GPU, flow style, JSON, an unknown kind, a
+    repeated key or bad YAML beside such words is reported: with grep and the lint ahead, as without them, byte for
+    byte."""
+    root = tmp_path / "tree"
+    for i in range(prefilter.MIN_FILES + 10):
+        folder = root / f"team-{i % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        text = (
+            NEAR_MISS.format(i=i)
+            if i % 3 == 1
+            else SELECTOR_POD.format(name=f"p-{i}", rest="  containers: []\n")
+            if i % 3 == 2
+            else f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c-{i}\n"  # grep rules these out
+        )
+        (folder / f"near-{i}.yaml").write_text(text)
+    for name, text, _ in BESIDE_SELECTORS:
+        (root / "team-0" / name).write_text(text)
+    no_grep = tmp_path / "bin"
+    no_grep.mkdir()
+    with_grep = _cli_lint(root, ["--format", "json"], os.environ["PATH"])
+    assert with_grep[1] == _cli_lint(root, ["--format", "json"], str(no_grep))[1]
+    report = json.loads(with_grep[1])
+    rules: dict[str, set[str]] = {}
+    for item in report["findings"] + report["errors"]:
+        rules.setdefault(Path(item["file"]).name, set()).add(item["rule"])
+    assert {name: rule in rules.get(name, set()) for name, _, rule in BESIDE_SELECTORS} == dict.fromkeys(
+        (name for name, _, _ in BESIDE_SELECTORS), True
+    )
+    assert set(rules) == {name for name, _, _ in BESIDE_SELECTORS}  # the near misses give nothing
+    assert "(grep pre-filter)" in _cli_lint(root, ["--verbose"], os.environ["PATH"])[2]  # grep did run
+
+
 POINTER_TEXT = """\
 apiVersion: v1
 kind: ConfigMap
