@@ -2790,8 +2790,8 @@ def _pod_span(lines: list[str], pod: int) -> range:
 
 def _with_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str]] | None:
     """The line (and its match) of `{{- with <expr> }}` right above the one `head` of the pod spec at line `pod`,
-    when the block writes `{{- toYaml . | nindent N }}` under it, or on the key's own line (`tolerations: {{ toYaml .
-    | nindent 8 }}`, zw's video-poc), and ends."""
+    when the block writes `{{- toYaml . | nindent N }}` under it, or on the key's own line (zw's video-poc:
+    `tolerations: {{ toYaml . | nindent 8 }}`), and ends."""
 
     span = _pod_span(lines, pod)
     inline = [j for j in span if lines[j].startswith(head) and _WITH_INLINE.fullmatch(lines[j][len(head) :])]

@@ -818,7 +818,7 @@ def _chart_over(chart: _ChartBudget) -> RenderLimit:
     return RenderLimit(
         f"the chart's renders ran past {chart.seconds * CHART_WALL_FACTOR:g} s of wall time (the time limit per chart "
         f"is {chart.seconds:g} s of their CPU time, or {CHART_WALL_FACTOR} times that of wall time; {setting}), "
-        f"having taken {chart.cpu:.1f} s of CPU: a busy machine, or renders waiting for a core?"
+        f"its finished renders having taken {chart.cpu:.1f} s of CPU: a busy machine, or renders waiting for a core?"
     )
 
 
