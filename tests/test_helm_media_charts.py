@@ -437,6 +437,36 @@ def test_one_claim_template_for_every_item_of_a_range(tmp_path: Path, item: str)
     assert not docs(chart)  # no worker, no claim template
 
 
+# kubemark-ai's shape: one benchmark Deployment per name of a values list of strings, named after the item itself
+# (`{{ . }}`), each asking for the chart-wide count.
+PER_TEST = PER_WORKER.replace("range .Values.workers", "range .Values.tests").replace("{{ .name }}", "{{ . }}")
+
+
+def test_one_claim_template_for_a_range_over_names(tmp_path: Path) -> None:
+    """The items of the `range` are the names themselves, read as `{{ . }}` in the workload's name: the one claim
+    template for all of them is named without the item too (was: manual, 'the rewritten chart does not render:
+    mapping values are not allowed', the chart's root printed into the claim template's name)."""
+    values = "tests: [all-reduce, all-gather]\ngpu:\n  count: 1\n"
+    files = {
+        "templates/deployment.yaml": PER_TEST.replace("nodeName: {{ .node }}", "nodeName: n1"),
+        "values.yaml": values,
+    }
+    original = chart_with(tmp_path / "original", "km", files)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "km")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    rendered = docs(chart, "gpu.count=2")
+    (rct,) = [d for d in rendered if d["kind"] == "ResourceClaimTemplate"]
+    assert rct["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+    assert "all-" not in rct["metadata"]["name"]
+    tests = [d for d in rendered if d["kind"] == "Deployment"]
+    assert [t["metadata"]["name"] for t in tests] == ["release-name-all-reduce", "release-name-all-gather"]
+    assert {t["spec"]["template"]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] for t in tests} == {
+        rct["metadata"]["name"]
+    }
+
+
 # mmmateusz's comfyui: the user's limits written by `with` + toYaml after the device key, inside `limits:`.
 LIMITS_AFTER_KEY = deployment("""\
       containers:

@@ -48,6 +48,13 @@ TOYAML_TWO_LINES = """\
           | nindent 8 }}
 """
 
+# the key and its list on one line inside `with` (zw's video-poc): the DRA toleration went into a second key
+WITH_ON_KEY_LINE = """\
+      {{- with .Values.tolerations }}
+      tolerations: {{ toYaml . | nindent 8 }}
+      {{- end }}
+"""
+
 
 def _docs(chart: Path, files: tuple[Path, ...] = ()) -> dict[tuple[str, str], dict[str, Any]]:
     texts = [m.text for m in render_chart(chart, RenderOptions(values_files=files))]
@@ -55,7 +62,9 @@ def _docs(chart: Path, files: tuple[Path, ...] = ()) -> dict[tuple[str, str], di
 
 
 @pytest.mark.parametrize(
-    "tolerations", [TPLVALUES, TOYAML, TOYAML_TWO_LINES], ids=["tplvalues-under-if", "toyaml", "toyaml-two-lines"]
+    "tolerations",
+    [TPLVALUES, TOYAML, TOYAML_TWO_LINES, WITH_ON_KEY_LINE],
+    ids=["tplvalues-under-if", "toyaml", "toyaml-two-lines", "with-on-key-line"],
 )
 def test_the_dra_toleration_joins_a_list_written_on_the_key_line(tmp_path: Path, tolerations: str) -> None:
     template = deployment(

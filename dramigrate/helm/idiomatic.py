@@ -2268,6 +2268,9 @@ def _switch_uses(text: str) -> list[tuple[int, int, list[str], list[str]]]:
     return uses
 
 
+# an action of a workload's name that reads the `range` item as `.`: a field (`{{ .name }}`) or the item itself
+# (`{{ . }}`, `{{ . | lower }}`, a list of test names), with the separator before it
+_ITEM_NAME_READ = re.compile(r"[-_.]?\{\{-?[^{}]*?(?<![\w$)\]])\.(?:(?!Values\b)[A-Za-z_]|(?=[\s|)]))[^{}]*?-?\}\}")
 _NOT_ROOTED = re.compile(r"\$(?!\.)|(?<![\w$)\]])\.(?!Values\b)[A-Za-z_]")  # a template variable, or `.` not `.Values`
 
 
@@ -2723,7 +2726,7 @@ def _pod_edits(
     label_exprs = _label_edits(edits, lines, pod, w, claim_cond, picks)
     name_expr = item_name or _metadata_line(lines, "name", pod)
     if name_expr and root == "$" and per_item is None:  # `{{ include "x.fullname" $ }}-{{ .name }}`: one for all
-        name_expr = re.sub(r"[-_.]?\{\{-?[^{}]*?(?<![\w$)\]])\.(?!Values\b)[A-Za-z_][^{}]*?-?\}\}", "", name_expr)
+        name_expr = re.sub(_ITEM_NAME_READ, "", name_expr)
         items = set(re.findall(r"\brange\s+(?:\$\w+\s*,\s*)?(\$\w+)\s*:=", w.text))  # `range $w :=`: `{{ $w.name }}`
         items |= {f"${v}" for v in loop.names} if (loop := w.devices[0].loop) else set()  # `{{ $rank }}`, `{{ $i }}`
         for item in sorted(items):

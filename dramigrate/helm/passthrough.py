@@ -2775,6 +2775,8 @@ def _operand(expr: str) -> str:
     return f"({expr})" if " " in expr and _grouped(expr) is None else expr
 
 
+# a key's list written on the key's own line inside `with`: ` {{ toYaml . | nindent 8 }}` after `tolerations:`
+_WITH_INLINE = re.compile(r"[ \t]+\{\{-?\s*(?:toYaml \.|\. \| toYaml) \| nindent \d+\s*-?\}\}\s*")
 _WITH_BODY = re.compile(
     r"\s*\{\{-?\s*(?:toYaml \.|\. \| toYaml) \| nindent \d+\s*-?\}\}\s*|\s*\{\{\s*toYaml \. \| indent \d+\s*-?\}\}\s*"
 )
@@ -2788,16 +2790,19 @@ def _pod_span(lines: list[str], pod: int) -> range:
 
 def _with_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str]] | None:
     """The line (and its match) of `{{- with <expr> }}` right above the one `head` of the pod spec at line `pod`,
-    when the block writes `{{- toYaml . | nindent N }}` under it and ends."""
+    when the block writes `{{- toYaml . | nindent N }}` under it, or on the key's own line (zw's video-poc:
+    `tolerations: {{ toYaml . | nindent 8 }}`), and ends."""
 
-    heads = [j for j in _pod_span(lines, pod) if lines[j] == head]
+    span = _pod_span(lines, pod)
+    inline = [j for j in span if lines[j].startswith(head) and _WITH_INLINE.fullmatch(lines[j][len(head) :])]
+    heads = [j for j in span if lines[j] == head] + inline
     if len(heads) != 1 or not 0 < heads[0] < len(lines) - 2:
         return None
     j = heads[0]
     m = _WITH_LINE.match(lines[j - 1])
     # `{{- toYaml . | nindent 8 }}`, or `{{- . | toYaml | nindent 8 }}` (dask's)
     # or `{{ toYaml . | indent 2 }}` at column 0 (ai-workloads' pod spec define), its line break kept
-    body = j + 2 if _WITH_BODY.fullmatch(lines[j + 1]) else _range_items_end(lines, j + 1)
+    body = j + 1 if j in inline else j + 2 if _WITH_BODY.fullmatch(lines[j + 1]) else _range_items_end(lines, j + 1)
     end = body < len(lines) and re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[body])
     return (j - 1, m) if m and body and end else None
 

@@ -806,11 +806,19 @@ def chart_time_limit(seconds: float) -> Iterator[None]:
         _chart_budgets.pop()
 
 
-def _chart_over(seconds: float) -> RenderLimit:
+def _chart_over(chart: _ChartBudget) -> RenderLimit:
+    """The refusal of a chart past its limit, naming the one it passed: a chart stopped by the wall clock with its
+    renders' CPU time well inside the limit was slow because the machine was busy, not because of its templates."""
+    setting = "set DRAMIGRATE_HELM_CHART_TIMEOUT to change it"
+    if chart.cpu > chart.seconds:
+        return RenderLimit(
+            f"the chart's renders took longer than {chart.seconds:g} s of CPU time in all (the time limit per chart; "
+            f"{setting}): slow templates, a huge loop?"
+        )
     return RenderLimit(
-        f"the chart's renders took longer than {seconds:g} s of CPU time in all (the time limit per chart, or "
-        f"{seconds * CHART_WALL_FACTOR:g} s of wall time; set DRAMIGRATE_HELM_CHART_TIMEOUT to change it): slow "
-        "templates, a huge loop?"
+        f"the chart's renders ran past {chart.seconds * CHART_WALL_FACTOR:g} s of wall time (the time limit per chart "
+        f"is {chart.seconds:g} s of their CPU time, or {CHART_WALL_FACTOR} times that of wall time; {setting}), "
+        f"its finished renders having taken {chart.cpu:.1f} s of CPU: a busy machine, or renders waiting for a core?"
     )
 
 
@@ -822,7 +830,7 @@ def render_in_child(payload: dict[str, Any], timeout: float, memory_mb: int) -> 
     chart = _chart_budgets[-1] if _chart_budgets else None
     left = chart.deadline - _now() if chart else timeout
     if chart and chart.over():
-        raise _chart_over(chart.seconds)
+        raise _chart_over(chart)
     with _lock:
         idle = _idle.setdefault(memory_mb, [])
         worker = idle.pop() if idle else None
@@ -841,7 +849,7 @@ def render_in_child(payload: dict[str, Any], timeout: float, memory_mb: int) -> 
             _workers.remove(worker)
         worker.kill()
         if chart and chart.over():
-            raise _chart_over(chart.seconds) from None
+            raise _chart_over(chart) from None
         raise
     with _lock:
         _idle.setdefault(memory_mb, []).append(worker)
