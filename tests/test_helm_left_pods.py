@@ -1,0 +1,100 @@
+"""The idiomatic rewrite follows the manifest migration (`fix -`) where it leaves a device request as it is: a pod
+pinned to a time-sliced product (GFD's -SHARED label value) keeps its device-plugin request, with no DRA branch,
+beside a pod the rewrite migrates; a chart whose every request is so gets nothing written and says why. And pods of
+one template that the values render in turn (a single-host Deployment, or a LeaderWorkerSet's leader and worker)
+each get the claim the migration gives the rendered ones. Small charts shaped like the real ones; renders are real.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from conftest import chart_with, deployment, fix_chart
+
+from dramigrate.helm.render import RenderOptions, render_chart
+
+
+def _pods(chart: Path, *sets: str) -> dict[str, Any]:
+    """The pod spec of each object of the chart's render, by the object's name."""
+    docs = [d for m in render_chart(chart, RenderOptions(set_values=sets)) for d in yaml.safe_load_all(m.text) if d]
+    out = {}
+    for d in docs:
+        spec = d.get("spec") or {}
+        if "template" in spec:
+            out[d["metadata"]["name"]] = spec["template"]["spec"]
+        for role in ("leaderTemplate", "workerTemplate"):
+            if role in spec.get("leaderWorkerTemplate", {}):
+                out[f"{d['metadata']['name']}/{role}"] = spec["leaderWorkerTemplate"][role]["spec"]
+    return out
+
+
+def _claim_specs(chart: Path, *sets: str) -> list[Any]:
+    docs = [d for m in render_chart(chart, RenderOptions(set_values=sets)) for d in yaml.safe_load_all(m.text) if d]
+    return [d["spec"]["spec"] for d in docs if d["kind"] == "ResourceClaimTemplate"]
+
+
+# gemma4mtp's benchmark template: a single-host Deployment, or (is_multi_host) a LeaderWorkerSet whose leader tolerates
+# the TPU taint itself and whose worker does not; every pod pinned to a TPU topology its values name
+TPU_POD = """\
+      nodeSelector:
+        cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice
+        cloud.google.com/gke-tpu-topology: {{{{ .Values.topology | quote }}}}
+{tolerations}      containers:
+      - name: {name}
+        image: vllm
+        resources:
+          limits:
+            google.com/tpu: "{{{{ .Values.chips }}}}"
+"""
+TOLERATES = '      tolerations:\n      - key: "google.com/tpu"\n        operator: "Exists"\n'
+LWS = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: "{{ .Release.Name }}-tpu"
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate:
+      spec:
+%s    workerTemplate:
+      spec:
+%s"""
+
+
+def _indented(text: str, by: int) -> str:
+    return "".join(" " * by + line if line.strip() else line for line in text.splitlines(True))
+
+
+def test_pods_the_values_render_in_turn_each_get_the_claim_and_follow_the_topology(tmp_path: Path) -> None:
+    """Was 'needs manual work: 3 pod(s) ask for devices, the migration adds claims to 2' with the LeaderWorkerSet's
+    values (its leader and worker got claims that differ only in the toleration the worker lacks), then with the
+    claim's CEL selector fixed to the topology of the values fix ran with. Now each pod gets the claim, the worker
+    the toleration, and the selector reads the values key that writes the pod's node label."""
+    single = TPU_POD.format(tolerations=TOLERATES, name="server")
+    leader = _indented(TPU_POD.format(tolerations=TOLERATES, name="leader"), 4)
+    worker = _indented(TPU_POD.format(tolerations="", name="worker"), 4)
+    template = (
+        "{{- if not .Values.multiHost }}\n"
+        + deployment('"{{ .Release.Name }}-tpu"', single, "tpu")
+        + "{{- else }}\n"
+        + LWS % (leader, worker)
+        + "{{- end }}\n"
+    )
+    values = "multiHost: false\nchips: 4\ntopology: 2x2\n"
+    chart = chart_with(tmp_path, "tpu", {"templates/server.yaml": template, "values.yaml": values})
+    multi = tmp_path / "multihost.yaml"
+    multi.write_text("multiHost: true\ntopology: 4x4\n")
+    fix_chart(chart, values=(multi,))
+    pods = _pods(chart, "multiHost=true", "topology=4x4")
+    leader_pod, worker_pod = pods["release-name-tpu/leaderTemplate"], pods["release-name-tpu/workerTemplate"]
+    assert leader_pod["tolerations"] == [{"key": "google.com/tpu", "operator": "Exists"}]
+    assert worker_pod["tolerations"] == [{"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}]
+    for pod in (leader_pod, worker_pod, _pods(chart)["release-name-tpu"]):
+        assert pod["containers"][0]["resources"] == {"claims": [{"name": "tpu"}]}
+    for topology in ("2x2", "4x4"):
+        (spec,) = _claim_specs(chart, f"topology={topology}")
+        selectors = [s["cel"]["expression"] for s in spec["devices"]["requests"][0]["exactly"]["selectors"]]
+        assert any(e.endswith(f"topology == '{topology}'") for e in selectors), selectors
