@@ -98,3 +98,60 @@ def test_pods_the_values_render_in_turn_each_get_the_claim_and_follow_the_topolo
         (spec,) = _claim_specs(chart, f"topology={topology}")
         selectors = [s["cel"]["expression"] for s in spec["devices"]["requests"][0]["exactly"]["selectors"]]
         assert any(e.endswith(f"topology == '{topology}'") for e in selectors), selectors
+
+
+# a Deployment pinned by its values to a time-sliced GPU product: the migration leaves its request as it is
+SHARED = deployment(
+    "{{ .Release.Name }}-shared",
+    """\
+      nodeSelector:
+        nvidia.com/gpu.product: {{ .Values.shared.product }}
+      containers:
+        - name: app
+          image: app
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .Values.shared.gpus }}
+""",
+)
+# a Deployment asking for whole GPUs: the migration gives it a claim
+TRAIN = deployment(
+    "{{ .Release.Name }}-train",
+    """\
+      containers:
+        - name: app
+          image: app
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .Values.train.gpus }}
+""",
+)
+VALUES = "shared:\n  gpus: 1\n  product: NVIDIA-L40S-SHARED\ntrain:\n  gpus: 2\n"
+
+
+def test_a_template_whose_one_pod_the_migration_leaves_migrates_the_other(tmp_path: Path) -> None:
+    """Was 'needs manual work': the switch gave the shared pod a claim too, which the migration does not. Now the
+    shared pod's device key stays as written, on the device plugin with the switch on, and the other gets its
+    claim."""
+    chart = chart_with(tmp_path, "mixed", {"templates/both.yaml": f"{SHARED}---\n{TRAIN}", "values.yaml": VALUES})
+    fix_chart(chart)
+    pods = _pods(chart)
+    shared, train = pods["release-name-shared"], pods["release-name-train"]
+    assert shared["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    assert "resourceClaims" not in shared
+    assert train["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    assert [s["devices"]["requests"][0]["exactly"]["count"] for s in _claim_specs(chart)] == [2]
+
+
+def test_a_template_whose_every_pod_the_migration_leaves_is_not_rewritten(tmp_path: Path) -> None:
+    """Was 'needs manual work: the migration adds no claim to this template's pods' (a value set with the shared
+    count set to null counted as a change of its template): the template stays as it is."""
+    files = {"templates/shared.yaml": SHARED, "templates/train.yaml": TRAIN, "values.yaml": VALUES}
+    chart = chart_with(tmp_path, "split", files)
+    outcome = fix_chart(chart)
+    assert "templates/shared.yaml" not in {c.rel for c in outcome.changes}
+    assert (chart / "templates/shared.yaml").read_text() == SHARED
+    assert "resourceClaims" in _pods(chart)["release-name-train"]
+    left = [f for f in outcome.findings if f.rule == "shared-device"]
+    assert [(f.name, f.container) for f in left] == [("release-name-shared", "app")]
+    assert "left as is" in left[0].message

@@ -1348,13 +1348,16 @@ def build(
     names: dict[str, list[str]] | None = None,
     rendered: Any = None,
     beside: frozenset[str] = frozenset(),
+    left: dict[str, frozenset[int]] | None = None,
 ) -> list[Change]:
     """The idiomatic changes for the workload templates `rels` of the chart at `root`; raises
     NotIdiomatic (with the pattern) or RewriteError when the chart is not pattern A throughout. `alternative`
     migrates a template's objects with another device resource, for a vendor choice's other branches; `names`, the
     resource names each template renders with the value sets the chart is used with (pattern E's lookup knows them);
     `rendered`, every object of the templates (unittest_suite.Rendered), for their helm-unittest suites; `beside`,
-    the templates whose values map in another branch of the key's `if` (maps_beside) the pass-through takes."""
+    the templates whose values map in another branch of the key's `if` (maps_beside) the pass-through takes;
+    `left`, the lines of device keys the migration of the reference render leaves as they are (leftwhy.left_lines),
+    whose pods keep their device-plugin request with no DRA branch, as the migration keeps it."""
     name = chart_name(root)
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
@@ -1375,6 +1378,12 @@ def build(
                 continue
             _refuse_at_hint(text, rel, (hints or {}).get(rel), exc)
         devices = migrated_devices(devices, rules)
+        if devices and (lines := (left or {}).get(rel)):
+            devices = [
+                d for pod in _template_pods(text, rel, devices) if not {d.index + 1 for d in pod} & lines for d in pod
+            ]
+            if not devices:
+                continue  # every pod of the template stays on the device plugin, as the migration leaves it
         try:
             only = (
                 None

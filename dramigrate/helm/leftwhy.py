@@ -27,6 +27,17 @@ def left_requests(findings: list[Finding]) -> tuple[Finding, ...]:
     return tuple(f for f in findings if f.resource and not f.fixable and LEFT_AS_IS in f.message)
 
 
+def left_lines(findings: list[Finding], display: str) -> dict[str, frozenset[int]]:
+    """The template lines (1-based) of the device keys the migration of the render leaves as they are, by the
+    chart's template (`templates/x.yaml`, its findings named under `display`): the rewrite leaves their pods as
+    they are too, on the device plugin."""
+    out: dict[str, set[int]] = {}
+    for f in left_requests(findings):
+        if f.line and f.file.startswith(f"{display}/"):
+            out.setdefault(f.file[len(display) + 1 :], set()).add(f.line)
+    return {rel: frozenset(lines) for rel, lines in out.items()}
+
+
 def left_refusal(left: tuple[Finding, ...], expected: dict[ObjKey, list[Any]], got: dict[ObjKey, list[Any]]) -> str:
     """The reason (a clause ending in `; `) naming the first object the migration left a device request of as it is
     (`left`, its findings) that the rewritten chart renders otherwise; '' when there is none."""
@@ -34,15 +45,19 @@ def left_refusal(left: tuple[Finding, ...], expected: dict[ObjKey, list[Any]], g
         key = next((k for k in sorted(expected) if k[1:] == (f.kind, f.namespace, f.name)), None)
         if key is None or expected[key] == got.get(key) or f.resource not in _asked(expected[key]):
             continue
-        short = re.split(rf"[;.]\s*{LEFT_AS_IS}", f.message, maxsplit=1)[0]
         other = next((f"{text}, " for said, text in _OTHER_VALUES.items() if said in f.message), "")
         return (
             f"{key[1]} {_object_name(key[3])} container {f.container}: the migration of the original render leaves "
-            f"its {f.resource} request as it is ({f.rule}: {short}), but the DRA switch of the rewritten template "
+            f"its {f.resource} request as it is ({f.rule}: {_reason(f)}), but the DRA switch of the rewritten template "
             f"takes it into a claim all the same: keep the DRA switch off with such values, {other}or migrate it by "
             f"hand as lint's {f.rule} finding describes; "
         )
     return ""
+
+
+def _reason(f: Finding) -> str:
+    """The migration's reason for leaving the request as it is: its finding's message up to `left as is`."""
+    return re.split(rf"[;.]\s*{LEFT_AS_IS}", f.message, maxsplit=1)[0]
 
 
 def _asked(docs: list[Any]) -> set[str]:

@@ -50,7 +50,7 @@ from dramigrate.helm.findingmap import (
     resolve_source,
 )
 from dramigrate.helm.foldguards import folded
-from dramigrate.helm.leftwhy import left_requests
+from dramigrate.helm.leftwhy import left_lines, left_requests
 from dramigrate.helm.locate import source_of, stream_sources
 from dramigrate.helm.nullcounts import null_sets, reference_stream
 from dramigrate.helm.outcome import (
@@ -1818,6 +1818,7 @@ def _fix_idiomatic(
                 alter,
                 {rel: sorted(names) for rel, names in named.items()},
                 rendered,
+                left=left_lines(outcome.findings, outcome.display) if not sub else None,
             ),
         )
         changes = _in_umbrella(root, sub, changes)
