@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, deployment, fix_chart
+from conftest import RunCli, chart_with, deployment, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -155,3 +155,21 @@ def test_a_template_whose_every_pod_the_migration_leaves_is_not_rewritten(tmp_pa
     left = [f for f in outcome.findings if f.rule == "shared-device"]
     assert [(f.name, f.container) for f in left] == [("release-name-shared", "app")]
     assert "left as is" in left[0].message
+
+
+def test_a_chart_whose_every_request_the_migration_leaves_says_so_and_writes_nothing(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    """kishore-insureguard's defaults: each GPU pod pinned to an -SHARED product. fix writes nothing, says there is
+    nothing it can migrate and the migration's reason, and exits 0 as for warnings left (no unproven rewrite)."""
+    chart = chart_with(tmp_path, "shared", {"templates/shared.yaml": SHARED, "values.yaml": VALUES})
+    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    code, _, err = run_cli(["fix", str(chart), "--color", "never"])
+    assert code == 0, err
+    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
+    said = next(line for line in err.splitlines() if "nothing to migrate" in line)
+    assert "leaves each of its 1 device request(s) as it is (shared-device: " in said
+    assert "a per-pod claim would give each pod a whole device" in said
+    assert "chart-rewrite-unproven" not in err and "manual work" not in err
+    code, out, _ = run_cli(["lint", str(chart), "--color", "never"])
+    assert code == 0 and "[shared-device]" in out

@@ -27,6 +27,20 @@ def left_requests(findings: list[Finding]) -> tuple[Finding, ...]:
     return tuple(f for f in findings if f.resource and not f.fixable and LEFT_AS_IS in f.message)
 
 
+def nothing_left(findings: list[Finding]) -> str:
+    """Why fix writes nothing for a chart whose every device request the migration of the render leaves as it is
+    (each with its finding and reason, as `fix -` gives them); '' when it migrates one, or there is none."""
+    left = left_requests(findings)
+    if not left or any(f.resource and (f.fixable or f.fixed) for f in findings):
+        return ""
+    rules = ", ".join(dict.fromkeys(f.rule for f in left))
+    return (
+        f"the manifest migration leaves each of its {len(left)} device request(s) as it is ({rules}: "
+        f"{_reason(left[0])}), "
+        "so no template changes; each finding says what to do instead"
+    )
+
+
 def left_lines(findings: list[Finding], display: str) -> dict[str, frozenset[int]]:
     """The template lines (1-based) of the device keys the migration of the render leaves as they are, by the
     chart's template (`templates/x.yaml`, its findings named under `display`): the rewrite leaves their pods as

@@ -50,7 +50,7 @@ from dramigrate.helm.findingmap import (
     resolve_source,
 )
 from dramigrate.helm.foldguards import folded
-from dramigrate.helm.leftwhy import left_lines, left_requests
+from dramigrate.helm.leftwhy import left_lines, left_requests, nothing_left
 from dramigrate.helm.locate import source_of, stream_sources
 from dramigrate.helm.nullcounts import null_sets, reference_stream
 from dramigrate.helm.outcome import (
@@ -387,6 +387,8 @@ def _run(
             _untried(findings, root, outcome.display, settings)
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
+    if not outcome.changes and not outcome.manual:
+        outcome.left = nothing_left(findings)
     if outcome.proven:  # a subchart copied from a chart repository: the next dependency build drops the rewrite
         from dramigrate.helm.vendored import vendored_findings
 
