@@ -173,3 +173,24 @@ def test_a_chart_whose_every_request_the_migration_leaves_says_so_and_writes_not
     assert "chart-rewrite-unproven" not in err and "manual work" not in err
     code, out, _ = run_cli(["lint", str(chart), "--color", "never"])
     assert code == 0 and "[shared-device]" in out
+
+
+def test_a_product_the_migration_reads_as_shared_with_the_defaults_keeps_the_switch_off(tmp_path: Path) -> None:
+    """kishore-insureguard: the chart's default product is time-sliced (-SHARED), the user's values name a whole
+    GPU. Was 'needs manual work' (with the defaults the switch took the shared request into a claim, which the
+    migration does not). Now the switch is on only while the product label's values key names no shared product:
+    with the defaults the pod keeps its device-plugin request, as `fix -` leaves it, with the user's values it
+    gets the claim; the proof says why for the defaults."""
+    chart = chart_with(tmp_path, "shared", {"templates/shared.yaml": SHARED, "values.yaml": VALUES})
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("shared:\n  product: NVIDIA-L40S\n")
+    outcome = fix_chart(chart, values=(mine,))
+    (said,) = [c for c in outcome.checked if c.startswith("default values")]
+    assert "shared.product pins the pods to a nvidia.com/gpu.product value the migration reads as shared" in said
+    kept = _pods(chart)["release-name-shared"]
+    assert kept["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}} and "resourceClaims" not in kept
+    assert _claim_specs(chart) == []
+    mig = _pods(chart, "shared.product=NVIDIA-A100-SXM4-40GB-MIG-1g.5gb")["release-name-shared"]
+    assert "resourceClaims" not in mig
+    whole = _pods(chart, "shared.product=NVIDIA-L40S")["release-name-shared"]
+    assert whole["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}

@@ -50,7 +50,7 @@ from dramigrate.helm.findingmap import (
     resolve_source,
 )
 from dramigrate.helm.foldguards import folded
-from dramigrate.helm.leftwhy import left_lines, left_requests, nothing_left
+from dramigrate.helm.leftwhy import left_lines, left_requests, nothing_left, shared_guards
 from dramigrate.helm.locate import source_of, stream_sources
 from dramigrate.helm.nullcounts import null_sets, reference_stream
 from dramigrate.helm.outcome import (
@@ -1731,6 +1731,10 @@ def _fix_idiomatic(
         if not keys:
             return
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
+    if not sub:  # a product the migration reads as shared with some values: the switch stays off with them too
+        merged = value_sources(root, outcome.display, copts, copts.render()).merged
+        more, said = shared_guards(expected, reference, rules, merged)
+        guards, notes = [*guards, *more], {**notes, **said}
     if not sub and leaves is not None and any(h.letter == "D" for h in hints.values()):
         rel, first = min(((r, h) for r, h in hints.items() if h.letter == "D"), key=lambda kv: (kv[0], kv[1].line))
         why = f"{rel}:{first.line}: {first.describe()}, while a subchart asks for devices too"
