@@ -1,14 +1,17 @@
-"""Why a chart rewrite's DRA switch cannot match the migration of a render that leaves a device request as it is:
-the core reports such a request (a shared device, a kind whose controller drops claims, a CRD that prunes them) and
-keeps its device-plugin count, while the rewritten template's switch turns every request of the template into a
-claim, whatever the values pin the pods to. Read from the findings of that migration (Variation.left) and the two
-renders' objects; the clause names the object, its container, the migration's reason and what the maintainer can do.
+"""Device requests the migration of a render leaves as it is: the core reports such a request (a shared device, a
+kind whose controller drops claims, a CRD that prunes them) and keeps its device-plugin count. The chart rewrite
+follows it: the pods it leaves with the user's values get no DRA branch (left_lines), a switch stays off where a
+values key pins the pods to a shared product (shared_guards), and a chart with nothing else says so (nothing_left).
+Where the switch still turns such a request into a claim, left_refusal says why the rewrite cannot match the
+migration: the object, its container, the migration's reason and what the maintainer can do. Read from the findings
+of that migration (Variation.left) and the renders' objects.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from dramigrate.detect import SHARED_BY_LABEL
@@ -54,14 +57,14 @@ def left_lines(findings: list[Finding], display: str) -> dict[str, frozenset[int
 
 
 def shared_guards(
-    expected: list[Any], reference: Any, rules: Any, merged: dict[str, Any]
+    expected: list[Any], reference: Any, rules: Any, sources: Callable[[], Any]
 ) -> tuple[list[str], dict[str, str]]:
     """Conditions that keep the DRA switch off where the values pin the pods to a product the migration reads as
     shared while the user's values do not (the chart's default `gpu.product: NVIDIA-L40S-SHARED`, the user's file
     NVIDIA-L40S): the rule's own pattern on the values key that writes the product label of the user's render
-    (`reference`: its Variation and Render; `merged` its values), so the chart leaves the request as `fix -` does;
-    and, per proof label, the note saying so. None when no value set of the proof leaves such a request that the
-    user's migrates."""
+    (`reference`: its Variation and Render; `sources()`: its values, read only then), so the chart leaves the request
+    as `fix -` does; and, per proof label, the note saying so. None when no value set of the proof leaves such a
+    request that the user's migrates."""
     from dramigrate.helm.goexpr import values_expr
     from dramigrate.helm.run import _label_leaves
     from dramigrate.helm.values import display
@@ -73,7 +76,7 @@ def shared_guards(
     labels = [v.label for v, *_ in expected if shared(v) - yours]
     if not labels:
         return [], {}
-    leaves = _label_leaves(reference[1].stream, rules, merged)
+    leaves = _label_leaves(reference[1].stream, rules, sources().merged)
     guards, notes = [], {}
     for r in rules.resources:
         label, pattern = r.sharing.get("nodeLabel"), r.sharing.get("sharedValuePattern")

@@ -1732,8 +1732,8 @@ def _fix_idiomatic(
             return
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     if not sub:  # a product the migration reads as shared with some values: the switch stays off with them too
-        merged = value_sources(root, outcome.display, copts, copts.render()).merged
-        more, said = shared_guards(expected, reference, rules, merged)
+        sources = functools.partial(value_sources, root, outcome.display, copts, copts.render())
+        more, said = shared_guards(expected, reference, rules, sources)
         guards, notes = [*guards, *more], {**notes, **said}
     if not sub and leaves is not None and any(h.letter == "D" for h in hints.values()):
         rel, first = min(((r, h) for r, h in hints.items() if h.letter == "D"), key=lambda kv: (kv[0], kv[1].line))
