@@ -86,13 +86,14 @@ def test_a_device_label_written_by_a_template_is_named(tmp_path: Path) -> None:
     assert "nvidia.com/gpu.product in a required node affinity" in outcome.manual
 
 
-# a pod pinned by values to a time-sliced GPU product (GFD's -SHARED label value) in the chart's defaults, its count
-# from values: the migration of that render leaves the request as it is (shared-device), the DRA switch would not
+# a pod tolerating by values a time-sliced GPU node's taint (OpenShift's samples: nvidia.com/gpu=Tesla-T4-SHARED) in the
+# chart's defaults, its count from values: the migration of that render leaves the request as it is (shared-device),
+# the DRA switch would not (a product label from values keeps it off: test_helm_left_pods)
 SHARED_BY_DEFAULT = deployment(
     "infer",
     """\
-      nodeSelector:
-        nvidia.com/gpu.product: {{ .Values.gpu.product }}
+      tolerations:
+        - {key: nvidia.com/gpu, operator: Equal, value: {{ .Values.gpu.taint }}, effect: NoSchedule}
       containers:
         - name: infer
           image: infer
@@ -107,10 +108,10 @@ def test_a_request_the_migration_leaves_as_it_is_names_why_and_what_to_do(tmp_pa
     """Was only 'with default values and the DRA switch on, ... resources.claims: not expected, the rewritten chart
     has [{"name": "gpu"}]': now the container whose request the migration of the defaults' render leaves as it is,
     the migration's reason (a shared device) and what the maintainer can do."""
-    values = "gpu:\n  product: NVIDIA-L40S-SHARED\ngpus: 1\n"
+    values = "gpu:\n  taint: Tesla-T4-SHARED\ngpus: 1\n"
     chart = chart_with(tmp_path, "infer", {"templates/deployment.yaml": SHARED_BY_DEFAULT, "values.yaml": values})
     mine = tmp_path / "mine.yaml"
-    mine.write_text("gpu:\n  product: NVIDIA-L40S\n")
+    mine.write_text("gpu:\n  taint: Tesla-T4\n")
     settings = Settings(kube_version="1.34")
     options = ChartOptions(values_files=(mine,), kube_version="1.34")
     outcome = run_chart(chart, options, load_rules(), settings, Target.parse("1.34"), "fix")

@@ -1172,7 +1172,11 @@ def _own_pods(deltas: list[PodDelta], pods: list[list[Device]], devices: list[De
     """Whether the template's pods ask for one device resource and the value sets render a claim for some of them
     only (the others under conditions of their own, or with a count of 0), the same claim but for its count: what
     the migration gives each pod once its own condition holds and its count is above 0."""
-    return len(deltas) < len(pods) and _alike(deltas, per_item=True) and len({d.resource for d in devices}) == 1
+    return (
+        len(deltas) < len(pods)
+        and _alike(deltas, per_item=True, tolerated=True)
+        and len({d.resource for d in devices}) == 1
+    )
 
 
 def _exclusive(pods: list[list[Device]]) -> bool:
@@ -1344,13 +1348,16 @@ def build(
     names: dict[str, list[str]] | None = None,
     rendered: Any = None,
     beside: frozenset[str] = frozenset(),
+    left: dict[str, frozenset[int]] | None = None,
 ) -> list[Change]:
     """The idiomatic changes for the workload templates `rels` of the chart at `root`; raises
     NotIdiomatic (with the pattern) or RewriteError when the chart is not pattern A throughout. `alternative`
     migrates a template's objects with another device resource, for a vendor choice's other branches; `names`, the
     resource names each template renders with the value sets the chart is used with (pattern E's lookup knows them);
     `rendered`, every object of the templates (unittest_suite.Rendered), for their helm-unittest suites; `beside`,
-    the templates whose values map in another branch of the key's `if` (maps_beside) the pass-through takes."""
+    the templates whose values map in another branch of the key's `if` (maps_beside) the pass-through takes;
+    `left`, the lines of device keys the migration of the reference render leaves as they are (leftwhy.left_lines),
+    whose pods keep their device-plugin request with no DRA branch, as the migration keeps it."""
     name = chart_name(root)
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
@@ -1371,6 +1378,12 @@ def build(
                 continue
             _refuse_at_hint(text, rel, (hints or {}).get(rel), exc)
         devices = migrated_devices(devices, rules)
+        if devices and (lines := (left or {}).get(rel)):
+            devices = [
+                d for pod in _template_pods(text, rel, devices) if not {d.index + 1 for d in pod} & lines for d in pod
+            ]
+            if not devices:
+                continue  # every pod of the template stays on the device plugin, as the migration leaves it
         try:
             only = (
                 None
@@ -1441,7 +1454,8 @@ def build(
         elif _own_pods(deltas, branches := _template_pods(text, rel, devices), devices):
             # pods each asking for the device (a Ray head and worker group, each under `if` its own GPU count), fewer
             # of them rendered with a claim: each gets that claim with its own count
-            pods, deltas = branches, [_branch_delta(text, rel, own, deltas[0]) for own in branches]
+            base = min(deltas, key=lambda d: len(d.tolerations))  # a pod that tolerates the taint itself: covered
+            pods, deltas = branches, [_branch_delta(text, rel, own, base) for own in branches]
         else:
             pods = pods_of(text, rel, devices) if len(deltas) > 1 else [devices]
         if len(pods) != len(deltas):
@@ -1820,15 +1834,16 @@ def _device_class(spec: dict[str, Any]) -> str | None:
     return names.pop() if len(names) == 1 else None
 
 
-def _alike(deltas: list[PodDelta], per_item: bool = False) -> bool:
+def _alike(deltas: list[PodDelta], per_item: bool = False, tolerated: bool = False) -> bool:
     """Whether the migration gave every pod the same claim (name, spec, tolerations): the items of a `range`; with a
-    count per item (`per_item`), the same but for the counts."""
+    count per item (`per_item`), the same but for the counts; with `tolerated`, the same but for whether the pod
+    tolerated the device plugin's taint itself (an LWS leader that does and its worker that does not)."""
 
     def claim(d: PodDelta) -> tuple[Any, ...]:
         spec = json.loads(json.dumps(d.spec))
         for req in _requests(spec) if per_item else []:
             req.get("exactly", req).pop("count", None)
-        return d.claim, spec, d.tolerations
+        return d.claim, spec, d.tolerations + d.covered if tolerated else d.tolerations
 
     return all(claim(d) == claim(deltas[0]) for d in deltas)
 
@@ -2723,7 +2738,7 @@ def _pod_edits(
     used = f"{claim_cond} {tol_cond} {' '.join(counts.values()) if w.delta.params else ''}"
     if per_item is not None and (replay_edit := _set_first(w, lines, pod, used, above=bool(w.delta.params))):
         edits.append(replay_edit)
-    label_exprs = _label_edits(edits, lines, pod, w, claim_cond, picks)
+    label_exprs, kept_exprs = _label_edits(edits, lines, pod, w, claim_cond, picks), _kept_label_exprs(lines, pod, w)
     name_expr = item_name or _metadata_line(lines, "name", pod)
     if name_expr and root == "$" and per_item is None:  # `{{ include "x.fullname" $ }}-{{ .name }}`: one for all
         name_expr = re.sub(_ITEM_NAME_READ, "", name_expr)
@@ -2743,7 +2758,8 @@ def _pod_edits(
     primary = "" if w.keeps_class else _class_of(w.delta.spec, w.devices[0].resource, w.requests) or ""
     primary = "" if primary.startswith("@@DRA:") else primary  # pattern E: each name's own class (_looked_up)
     if per_item is not None:
-        inner = _with_label_exprs(_sentinel_yaml(w.delta.spec.get("spec", {}), spec_counts, primary), label_exprs)
+        inner = _sentinel_yaml(w.delta.spec.get("spec", {}), spec_counts, primary)
+        inner = _with_label_exprs(inner, label_exprs, kept_exprs)
         defines = (spec_define, name_define)
         if w.named:  # the lookup runs in the claim's spec: a name it does not know fails the render there
             inner = _lookup_lines(w.named) + _looked_up(inner, w.named.expr)
@@ -2762,7 +2778,7 @@ def _pod_edits(
         inner = _sentinel_yaml(w.delta.spec.get("spec", {}), spec_counts, primary)
     else:
         inner = _guarded_spec(w.delta.spec.get("spec", {}), spec_counts, primary, w.requests, gates)
-    inner = _with_label_exprs(inner, label_exprs)
+    inner = _with_label_exprs(inner, label_exprs, kept_exprs)
     looked, reads = inner, inner
     if w.keyed:  # the chart's own request where its key asks for a device, then one for each device of the map
         looked, reads = keyedmap.spec(chart, inner, keyed_own, w.keyed), inner + f"{{{{ {keyed_own} }}}}"
@@ -3350,22 +3366,13 @@ def _label_edits(
     pod_end = block_end(lines, pod) if pod >= 0 else len(lines)
     exprs: dict[str, str] = {}
     for key, values in moved.items():
-        at = next(
-            (
-                i
-                for i in range(pod + 1, pod_end)
-                if (m := _LABEL_VALUE.match(lines[i]))
-                and m.group(2) == key
-                and lines[parent_line(lines, i)].strip() == "nodeSelector:"
-            ),
-            -1,
-        )
+        at = _label_line(lines, pod, pod_end, key)
         if at < 0:
             raise RewriteError(
                 f"{w.rel}: the node label {key} the migration moves into the claim is not a nodeSelector line"
             )
         written = _LABEL_VALUE.match(lines[at]).group(3)  # type: ignore[union-attr]
-        action = re.fullmatch(r"\{\{-?\s*(.+?)(?:\s*\|\s*quote)?\s*-?\}\}", written)
+        action = _LABEL_ACTION.fullmatch(written)
         for value in values.values():
             if action:
                 exprs[value] = action.group(1)
@@ -3380,6 +3387,38 @@ def _label_edits(
     return exprs
 
 
+_LABEL_ACTION = re.compile(r"\{\{-?\s*(.+?)(?:\s*\|\s*quote)?\s*-?\}\}")  # a label value an action writes
+
+
+def _label_line(lines: list[str], pod: int, pod_end: int, key: str) -> int:
+    """The pod's nodeSelector line of the label `key` (0-based), or -1."""
+    return next(
+        (
+            i
+            for i in range(pod + 1, pod_end)
+            if (m := _LABEL_VALUE.match(lines[i]))
+            and m.group(2) == key
+            and lines[parent_line(lines, i)].strip() == "nodeSelector:"
+        ),
+        -1,
+    )
+
+
+def _kept_label_exprs(lines: list[str], pod: int, w: Workload) -> dict[str, str]:
+    """For each node label the pod keeps whose value the claim's CEL selector holds (GKE's gke-tpu-topology, a
+    node-pool label translated and kept), that value -> the values key that writes the label: the selector reads it,
+    so the claim follows the values as the label does (a label written another way stays today's value)."""
+    pod_end = block_end(lines, pod) if pod >= 0 else len(lines)
+    cel, out = json.dumps(w.delta.spec), {}
+    for key, value in w.delta.kept.items():
+        if f"'{value}'" not in cel or (at := _label_line(lines, pod, pod_end, key)) < 0:
+            continue
+        action = _LABEL_ACTION.fullmatch(_LABEL_VALUE.match(lines[at]).group(3))  # type: ignore[union-attr]
+        if action and re.fullmatch(r"\.Values(?:\.\w+)+", action.group(1)):
+            out[value] = action.group(1)
+    return out
+
+
 def _ifs(text: str, index: int) -> set[str]:
     """The conditions of the `if` blocks open at line `index` (0-based) of the template (none for -1)."""
     if index < 0:
@@ -3389,15 +3428,16 @@ def _ifs(text: str, index: int) -> set[str]:
     return {re.sub(r"^\{\{-?\s*if\s+", "", head).rstrip(" -") for head in heads}
 
 
-def _with_label_exprs(spec: str, exprs: dict[str, str]) -> str:
+def _with_label_exprs(spec: str, exprs: dict[str, str], kept: dict[str, str] | None = None) -> str:
     """The claim spec text with each label value in its CEL selectors read from the template expression that wrote
     it (label values hold no quote, so `'{{ ... }}'` stays one CEL string). A value the selector does not hold as
     written (the migration maps it: `gpu.family` ampere -> 'Ampere', `gpu.memory` -> a quantity) cannot follow the
-    template, and a claim fixed to today's value would select the wrong model for another: translated by hand."""
+    template, and a claim fixed to today's value would select the wrong model for another: translated by hand. The
+    values of labels the pod keeps (`kept`, _kept_label_exprs) are read where the selector holds them."""
     out, found = [], set()
     for line in spec.splitlines(keepends=True):
         if "expression:" in line:
-            for value, expr in exprs.items():
+            for value, expr in {**(kept or {}), **exprs}.items():
                 if f"'{value}'" in line:
                     found.add(value)
                     line = line.replace(f"'{value}'", f"'{{{{ {expr} }}}}'")

@@ -94,6 +94,8 @@ class PodDelta:
     # the device plugin's tolerations it did not add because the pod has them already (from values, perhaps)
     covered: list[dict[str, Any]] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)  # keys it set in the pod's group `rayStartParams` (num-gpus)
+    # nodeSelector labels the pod keeps (a cloud node-pool label, translated into the claim's selectors as well)
+    kept: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

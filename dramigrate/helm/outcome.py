@@ -135,6 +135,7 @@ class ChartOutcome:
     classes: dict[str, Any] = field(default_factory=dict)
     templates: list[dict[str, Any]] = field(default_factory=list)
     root: Path | None = None  # the chart folder rendered (a packaged chart's unpacked copy)
+    left: str = ""  # why fix writes nothing: the migration leaves every device request as it is (leftwhy.py)
 
     @property
     def proven(self) -> bool:
@@ -182,6 +183,8 @@ class ChartOutcome:
                 + "\n"
                 + (f"dramigrate: {shown}: {plain(self.usage, False)}\n" if self.usage else "")
             )
+        if self.left:
+            return f"dramigrate: {shown}: nothing to migrate: {plain(self.left, False)}\n"
         return ""
 
 

@@ -78,10 +78,11 @@ def claim_delta(
     added = [t for t in new.get("tolerations") or [] if t not in old_tol]
     before, after = old.get("nodeSelector") or {}, new.get("nodeSelector") or {}
     moved = {str(k): str(v) for k, v in before.items() if k not in after} if isinstance(before, dict) else {}
+    kept = {str(k): str(v) for k, v in before.items() if k in after} if isinstance(before, dict) else {}
     namespaced = bool(template["metadata"].get("namespace"))
     affinity = [p for p in unpin.dropped(old, new) if p[0] == "affinity"]
     covered = [t for t in _plugin_tolerations(old, new) if t not in added and any(covers(o, t) for o in old_tol)]
-    return PodDelta(claims[0]["name"], added, template["spec"], namespaced, name, moved, affinity, covered)
+    return PodDelta(claims[0]["name"], added, template["spec"], namespaced, name, moved, affinity, covered, kept=kept)
 
 
 def _plugin_tolerations(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:

@@ -50,7 +50,7 @@ from dramigrate.helm.findingmap import (
     resolve_source,
 )
 from dramigrate.helm.foldguards import folded
-from dramigrate.helm.leftwhy import left_requests
+from dramigrate.helm.leftwhy import left_lines, left_requests, nothing_left, shared_guards
 from dramigrate.helm.locate import source_of, stream_sources
 from dramigrate.helm.nullcounts import null_sets, reference_stream
 from dramigrate.helm.outcome import (
@@ -387,6 +387,8 @@ def _run(
             _untried(findings, root, outcome.display, settings)
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
+    if not outcome.changes and not outcome.manual:
+        outcome.left = nothing_left(findings)
     if outcome.proven:  # a subchart copied from a chart repository: the next dependency build drops the rewrite
         from dramigrate.helm.vendored import vendored_findings
 
@@ -1729,6 +1731,10 @@ def _fix_idiomatic(
         if not keys:
             return
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
+    if not sub:  # a product the migration reads as shared with some values: the switch stays off with them too
+        sources = functools.partial(value_sources, root, outcome.display, copts, copts.render())
+        more, said = shared_guards(expected, reference, rules, sources)
+        guards, notes = [*guards, *more], {**notes, **said}
     if not sub and leaves is not None and any(h.letter == "D" for h in hints.values()):
         rel, first = min(((r, h) for r, h in hints.items() if h.letter == "D"), key=lambda kv: (kv[0], kv[1].line))
         why = f"{rel}:{first.line}: {first.describe()}, while a subchart asks for devices too"
@@ -1818,6 +1824,7 @@ def _fix_idiomatic(
                 alter,
                 {rel: sorted(names) for rel, names in named.items()},
                 rendered,
+                left=left_lines(outcome.findings, outcome.display) if not sub else None,
             ),
         )
         changes = _in_umbrella(root, sub, changes)

@@ -23,6 +23,8 @@ _COUNT = re.compile(r"\{\{ int (?P<arg>[\w.$]+|\([^{}]*\)) \}\}$", re.M)
 _LITERAL = re.compile(r"^(?P<key> +count: )(?P<arg>[0-9]+)$", re.M)  # a pod's literal count (`nvidia.com/gpu: 1`)
 _ACTION = re.compile(r"\{\{.*?\}\}", re.S)
 _CLASS_READ = re.compile(r'\{\{ \.Values\.dra\.deviceClassName(?: \| default "[^"{}]*")? \}\}')
+# a values key the spec reads (a node label's value in a CEL selector, _with_label_exprs): the dict passes .Values
+_VALUES_READ = re.compile(r"\{\{ \.Values(?:\.\w+)+ \}\}")
 _CLASS = re.compile(r'deviceClassName: (?:\{\{ \.Values\.dra\.deviceClassName \| default "([^"]*)" \}\}|([\w.-]+))')
 SHARED_COUNT = "{{ int .count }}"
 
@@ -37,8 +39,8 @@ class _Spec:
 
 
 def _shareable(sections: list[str]) -> dict[str, list[_Spec]]:
-    """The pods' spec defines by their text with the count as `.count`: those that read nothing but one count and
-    the values' device class (a spec with a template variable, a label or a lookup in it stays the pod's own)."""
+    """The pods' spec defines by their text with the count as `.count`: those that read nothing but one count, the
+    values' device class and values keys (a spec with a template variable or a lookup in it stays the pod's own)."""
     shapes: dict[str, list[_Spec]] = {}
     for k, section in enumerate(sections):
         for m in _SPEC_DEFINE.finditer(section):
@@ -52,7 +54,10 @@ def _shareable(sections: list[str]) -> dict[str, list[_Spec]]:
                 shape = m["body"].replace(f"{{{{ int {arg} }}}}", SHARED_COUNT)
             else:
                 continue
-            if all(a == SHARED_COUNT or _CLASS_READ.fullmatch(a) for a in _ACTION.findall(shape)):
+            if all(
+                a == SHARED_COUNT or _CLASS_READ.fullmatch(a) or _VALUES_READ.fullmatch(a)
+                for a in _ACTION.findall(shape)
+            ):
                 shapes.setdefault(shape, []).append(_Spec(k, m.start(), m.end(), m["name"], arg))
     return {shape: specs for shape, specs in shapes.items() if len(specs) > 1}
 
