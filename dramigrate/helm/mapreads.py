@@ -179,7 +179,6 @@ def inline_bound(text: str) -> str:
     return _TOYAML_VAR.sub(inline, text)
 
 
-_FIELDS = re.compile(r"(\$\w+|\$?\.Values)((?:\.[A-Za-z_]\w*)+)")
 _EMPTY_MAP = ("dict", "(dict)")
 
 
@@ -193,7 +192,7 @@ def _chain(expr: str) -> list[str] | None:
         if len(words) == 3 and words[0] == "default":
             first, then = _chain(words[2]), _chain(words[1]) if words[1] not in _EMPTY_MAP else []
             return None if first is None or then is None else [*first, *then]
-        return [expr] if _FIELDS.fullmatch(expr) else None
+        return [expr] if (word := _WORD.fullmatch(expr)) and word.group(2) else None  # a map: `$worker.resources`
     out = _chain(stages[0])
     for n, stage in enumerate(stages[1:], 2):
         words = _split_top(stage, " ")

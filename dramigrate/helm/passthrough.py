@@ -2072,7 +2072,7 @@ def _chain_refs(
         if head in ranges:
             held, ranged = ranges[head]
             sources.append(([*held, *fields], head + p.group(2), ranged))
-        elif head.endswith(".Values") and head in (".Values", "$.Values") and _dot_context(lines, i) is not None:
+        elif head in (".Values", "$.Values") and _dot_context(lines, i) is not None:
             sources.append((fields, "$.Values" + p.group(2), -1))
         else:
             return []  # a map the rewrite cannot name from the pod's lines
