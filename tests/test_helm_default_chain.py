@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import chart_with, dra_render
+from conftest import chart_with, deployment, dra_render
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions
@@ -19,21 +19,11 @@ from dramigrate.helm.run import run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
-WORKERS = """\
-{{- $defaults := .Values.workerDefaults }}
-{{- range $name, $worker := .Values.workers }}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ $name }}-worker
-spec:
-  selector:
-    matchLabels: {app: {{ $name }}}
-  template:
-    metadata:
-      labels: {app: {{ $name }}}
-    spec:
+WORKERS = (
+    "{{- $defaults := .Values.workerDefaults }}\n{{- range $name, $worker := .Values.workers }}\n---\n"
+    + deployment(
+        "{{ $name }}-worker",
+        """\
       containers:
         - name: worker
           image: worker:1
@@ -43,7 +33,10 @@ spec:
             {{- toYaml $resources | nindent 12 }}
           {{- end }}
 {{- end }}
-"""
+""",
+        app="{{ $name }}",
+    )
+)
 # the moderation worker keeps its own CPU-only resources: only the other two take the defaults' GPU
 VALUES = """\
 workerDefaults:
