@@ -177,3 +177,37 @@ def inline_bound(text: str) -> str:
         return m.group(0) if base is None else f"{m.group(1)}{base}"
 
     return _TOYAML_VAR.sub(inline, text)
+
+
+_EMPTY_MAP = ("dict", "(dict)")
+
+
+def _chain(expr: str) -> list[str] | None:
+    """The maps a `default` chain tries, the first tried first (`A | default B`, `default B A`: A then B), each a
+    field chain; a last `default dict` adds nothing. None for anything else."""
+    expr = _grouped(expr.strip()) or expr.strip()
+    stages = _split_top(expr, "|")
+    if len(stages) == 1:
+        words = _split_top(expr, " ")
+        if len(words) == 3 and words[0] == "default":
+            first, then = _chain(words[2]), _chain(words[1]) if words[1] not in _EMPTY_MAP else []
+            return None if first is None or then is None else [*first, *then]
+        return [expr] if (word := _WORD.fullmatch(expr)) and word.group(2) else None  # a map: `$worker.resources`
+    out = _chain(stages[0])
+    for n, stage in enumerate(stages[1:], 2):
+        words = _split_top(stage, " ")
+        if out is None or len(words) != 2 or words[0] != "default":
+            return None
+        if words[1] in _EMPTY_MAP and n == len(stages):
+            break
+        more = _chain(words[1])
+        out = None if more is None else [*out, *more]
+    return out
+
+
+def default_chains(text: str) -> dict[str, list[str]]:
+    """The variables of a template assigned once a `default` chain of maps (nt-platform's firewall workers: `$resources
+    := $workerCfg.resources | default $defaults.resources`), each with the maps it tries, the first tried first: the
+    variable holds the first of them that is not empty."""
+    chains = {var: _chain(expr) for var, expr in _Bindings(text).assigned.items()}
+    return {var: words for var, words in chains.items() if words is not None and len(words) > 1}

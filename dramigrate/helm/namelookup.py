@@ -157,8 +157,10 @@ def _lookup_lines(lookup: Lookup) -> str:
     known = f"{{{{- $draKnown := dict {entries[0]} -}}}}"  # one name known: one line, where it fits in 120
     if len(entries) > 1 or len(known) > 120:
         known = "{{- $draKnown := dict" + "".join("\n    " + e for e in entries) + " -}}"
+    joined = re.match(r'printf "([^"%]*)%s([^"%]*)"', lookup.expr)  # `{{ .Values.gpu.vendor }}/gpu`: the name
+    named = f"{joined.group(1)}<{lookup.key}>{joined.group(2)}" if joined else lookup.key
     message = (  # a literal: Helm shows it as it is, and dramigrate's sandbox shows only template text
-        f"dra.enabled: {lookup.key} names a device resource the chart's DRA claim does not know (it knows "
+        f"dra.enabled: {named} names a device resource the chart's DRA claim does not know (it knows "
         f"{', '.join(lookup.entries)}): set dra.enabled=false to request it from its device plugin, or add it to "
         f"the dict in {CLAIM_TEMPLATE_FILE}"
     )

@@ -46,7 +46,7 @@ from dramigrate.helm.conventions import conventions
 from dramigrate.helm.helper import blocks
 from dramigrate.helm.idiomatic import _comment_style, _open_blocks, capabilities_check
 from dramigrate.helm.listindent import indented_tolerations
-from dramigrate.helm.mapreads import inline_bound, inline_merged, var_reads
+from dramigrate.helm.mapreads import default_chains, inline_bound, inline_merged, var_reads
 from dramigrate.helm.patterns import Pattern, map_reads, whole_read
 from dramigrate.helm.poddelta import _plugin_tolerations, kind_singles, pod_containers, shipped_rules
 from dramigrate.helm.prove import objects, without_api_defaults
@@ -1778,8 +1778,9 @@ def template_edits(
     root = within.root if within else "$"
     edits = _Edits(text, rel, scoped, _pod_heads(), text.splitlines(), root=root, chart=chart, called=called)
     found = []
+    chains = default_chains(text)
     for i in within.lines if within else range(len(edits.lines)):
-        for ref in _map_refs(read, read_lines, i, variables, ranges):
+        for ref in _chain_refs(edits.lines, i, chains, ranges) or _map_refs(read, read_lines, i, variables, ranges):
             words, key, under = ref[0], ref[1], ref[2]
             target = next((p for p in needs if _ends_with(p, [*words, key, *([under] if under else [])])), None)
             if target is None and under in ("limits", "requests"):  # `limits:` written from `resources.limits`
@@ -1805,8 +1806,10 @@ def template_edits(
         edits.root = _define_root(text, [i for i, _, _ in found]) or root
     # the most specific reads of a map only: `$top.resources` merged into `$container.resources` is another map
     longest = {t: max(len(r[0]) for _, r, u in found if u == t) for _, _, t in found}
+    done: set[tuple[int, SiblingExpr]] = set()  # a `default` chain's maps share one pass-through (_chain_refs)
     for i, ref, target in found:
-        if len(ref[0]) == longest[target]:
+        if len(ref[0]) == longest[target] and (i, ref[3]) not in done:
+            done.add((i, ref[3]))
             _pass_through(edits, i, ref, needs[target], item=i in items)
             device_check(edits, i, ref, needs[target], target)
             if i in items:
@@ -2045,6 +2048,46 @@ def _map_refs(
 
         out.append((words, key, under, sibling_expr, ranged))
     return out
+
+
+_TOYAML_CHAIN = re.compile(r"\btoYaml\s+(\$\w+)(?![\w.])")
+
+
+def _chain_refs(
+    lines: list[str], i: int, chains: dict[str, list[str]], ranges: dict[str, tuple[list[str], int]]
+) -> list[tuple[list[str], str, str | None, SiblingExpr, int]]:
+    """The values maps line i passes into a container as `toYaml $var` of a variable that holds the first map of a
+    `default` chain that is not empty (default_chains), each as _map_refs gives one, all with one reading of a
+    sibling: the sibling of the map the variable took (`$resources := $worker.resources | default
+    $defaults.resources`: `ternary $defaults.resourceClaims $worker.resourceClaims (empty $worker.resources)`), the
+    map itself as the variable. [] for any other line, or a chain of maps not all read from values under one key."""
+    m = _TOYAML_CHAIN.search(lines[i])
+    maps = chains.get(m.group(1), []) if m else []
+    parts = [re.fullmatch(r"(\$\w*(?:\.Values)?|\.Values)((?:\.\w+)*)\.(\w*[Rr]esources)", w) for w in maps]
+    if not maps or any(p is None or p.group(3) != parts[0].group(3) for p in parts):
+        return []
+    key, sources = parts[0].group(3), []
+    for p in parts:
+        head, fields = p.group(1), p.group(2).split(".")[1:]
+        if head in ranges:
+            held, ranged = ranges[head]
+            sources.append(([*held, *fields], head + p.group(2), ranged))
+        elif head in (".Values", "$.Values") and _dot_context(lines, i) is not None:
+            sources.append((fields, "$.Values" + p.group(2), -1))
+        else:
+            return []  # a map the rewrite cannot name from the pod's lines
+    var = m.group(1)
+
+    def sibling_expr(sibling: str) -> str:
+        if sibling == key:
+            return var
+        expr = f"{sources[-1][1]}.{sibling}"
+        for _, base, _ in reversed(sources[:-1]):
+            expr = f"ternary {'(' + expr + ')' if ' ' in expr else expr} {base}.{sibling} (empty {base}.{key})"
+        return f"({expr})"
+
+    ranged = max(r for _, _, r in sources)
+    return [(words, key, None, sibling_expr, ranged) for words, _, _ in sources]
 
 
 # a line that is only a control action (`{{- if .Values.gpu.enabled }}`, `{{- else }}`): it writes no YAML

@@ -91,13 +91,14 @@ def literal_key(line: str) -> re.Match[str] | None:
 
 _TEMPLATED_KEY = re.compile(r"^\s*(?:-\s+)?[\"']?\{\{[^}]*\}\}[^:]*:")
 # pattern E as the idiomatic rewrite takes it: `{{ .Values.gpu.type }}: N`, `{{ .Values.x | default "nvidia.com/gpu" }}`
-# or a variable assigned from values (`{{ $gpuKey }}: N` after `{{- $gpuKey := .Values.gpuKey }}`)
+# or a variable assigned from values (`{{ $gpuKey }}: N` after `{{- $gpuKey := .Values.gpuKey }}`), perhaps joined
+# with literal text (`{{ .Values.gpu.corporation }}/gpu: N`, the key holding `nvidia.com` or `amd.com`)
 _VALUES_PATH = r"\$?\.Values(?:\.[A-Za-z_]\w*)+"
 _TERM = rf"{_VALUES_PATH}|\$[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
 _HELPER_TERM = r'(?:include|template)\s+"[^"]+"\s+[.$]'  # a helper given the root: name_helper reads what it writes
 _NAMED_KEY = re.compile(
-    rf"""^\s*(["']?)\{{{{-?\s*(?:default\s+("[^"]*")\s+({_TERM})|({_TERM}|{_HELPER_TERM})(?:\s*\|\s*default\s+("[^"]*"))?)"""
-    r"""\s*-?\}\}\1\s*:\s*(\S.*)$"""
+    rf"""^\s*(["']?)([\w./-]*)\{{{{-?\s*(?:default\s+("[^"]*")\s+({_TERM})|({_TERM}|{_HELPER_TERM})(?:\s*\|\s*default\s+("[^"]*"))?)"""
+    r"""\s*-?\}\}([\w./-]*)\1\s*:\s*(\S.*)$"""
 )
 _LITERAL = r'"[^"]*"|dict|list|\d+'
 _DEFAULTED = re.compile(rf"(.+?)\s*\|\s*default\s+({_LITERAL})|default\s+({_LITERAL})\s+(.+)", re.S)
@@ -232,18 +233,22 @@ _ROOT_HELPER = re.compile(r'include\s+"[^"]+"\s+[.$]')  # a helper given `.` or 
 
 def named_key(line: str, text: str = "") -> tuple[str, tuple[str, ...], str | None, str] | None:
     """A device key whose name is one values key (`{{ $.Values.gpu.type }}: {{ $.Values.gpu.count }}`, perhaps with a
-    literal `default`), or a variable of `text` assigned from one (`{{ $gpuKey }}: N`): (the name's Go expression, its
-    values path, the default or None, the text after the key)."""
+    literal `default`), or a variable of `text` assigned from one (`{{ $gpuKey }}: N`), perhaps with literal text
+    before or after it (`{{ .Values.gpu.corporation }}/gpu`: the expression `printf "%s/gpu" .Values.gpu.corporation`):
+    (the name's Go expression, its values path, the key's default or None, the text after the key)."""
     m = _NAMED_KEY.match(line)
     if m is None:
         return None
-    term, default = (m.group(3), m.group(2)) if m.group(3) else (m.group(4), m.group(5))
+    before, after = m.group(2), m.group(7)
+    term, default = (m.group(4), m.group(3)) if m.group(4) else (m.group(5), m.group(6))
     expr = f"{term} | default {default}" if default else term
     resolved = _values_path(expr, text, True)
     if resolved is None:
         return None
     keys, default = resolved
-    return expr, keys, default[1:-1] if default else None, m.group(6)
+    if before or after:  # `{{ .Values.gpu.vendor }}/gpu`: the name joins the key's value with the literal text
+        expr = f'printf "{before}%s{after}" {expr if _FIELD_CHAIN.fullmatch(expr) else f"({expr})"}'
+    return expr, keys, default[1:-1] if default else None, m.group(8)
 
 
 def _values_path(
