@@ -85,8 +85,9 @@ def reach(root: Path, copts: ChartOptions, sources: ValueSources, rules: RuleSet
 def _checked(root: Path, copts: ChartOptions, sources: ValueSources, rules: RuleSet, work: Workdir) -> Reach | None:
     from dramigrate.helm.probe import device_uses, override
 
-    base = cached_render(root, copts.render())  # the run's first render: the subcharts' share of every render
-    if base.error or not any(_in_subchart(m.source) for m in base.manifests):
+    base = cached_render(root, copts.render())  # the run's first render, read before any other is made
+    subcharts = [m for m in base.manifests if _in_subchart(m.source)]
+    if base.error or not subcharts or device_uses(manifest_stream(subcharts), rules):
         return None
     made = _pruned(root)
     if made is None:
@@ -97,8 +98,7 @@ def _checked(root: Path, copts: ChartOptions, sources: ValueSources, rules: Rule
     )
     if full.error or pruned.error:
         return None
-    subcharts = manifest_stream([m for m in full.manifests if _in_subchart(m.source)])
-    if device_uses(subcharts, rules):
+    if device_uses(manifest_stream([m for m in full.manifests if _in_subchart(m.source)]), rules):
         return None
     own, kept = umbrella_part(full), umbrella_part(pruned)
     if [m.source for m in own.manifests] != [m.source for m in kept.manifests]:
