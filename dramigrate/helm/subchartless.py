@@ -13,7 +13,9 @@ as in the full render.
 
 Taken only once checked on the run's own values: the full render of the probes' values files with nothing changed
 has no device request in a subchart's document, and the pruned copy renders the same umbrella documents with the
-same device requests. A pruned render that fails is rendered again in full (a template included by its file name).
+same device requests, after the run's first render showed none in a subchart. A pruned render that fails is rendered
+again in full (a template included by its file name fails only there), unless the umbrella's own `fail` or `required`
+stopped it, as it stops the full render.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import re
 import shutil
 import tarfile
 import threading
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -141,9 +144,14 @@ def _umbrella_fails(copy: Path, error: str) -> bool:
 
 
 def _render(found: Reach, options: Any) -> Render:
+    """The pruned copy rendered; a render past a limit is an error here: the full render meets it, or not."""
     from dramigrate.helm.renderpool import _render_uncached
+    from dramigrate.helm.sandbox import ChartRefused
 
-    return _render_uncached(found.copy, options)
+    try:
+        return _render_uncached(found.copy, options)
+    except ChartRefused as exc:
+        return Render([], "", "", exc.message)
 
 
 def umbrella_part(rendered: Render) -> Render:
@@ -190,7 +198,7 @@ def _pruned(root: Path) -> Reach | None:
                 keys |= {entry.name.rsplit("-", 1)[0], name}
                 removed += left_out
                 entry.write_bytes(data)
-    except (OSError, ValueError, tarfile.TarError, EOFError, yaml.YAMLError):
+    except (OSError, ValueError, tarfile.TarError, EOFError, zlib.error, yaml.YAMLError):
         return None
     return Reach(copy, frozenset(k for k in keys if k), conditions) if removed else None
 
