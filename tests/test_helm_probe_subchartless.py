@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import chart_with
+from conftest import chart_with, deployment
 from test_chart_speed import shown
 from test_helm_idiomatic import RULES, T136
 
@@ -19,21 +19,26 @@ from dramigrate.helm import renderpool, subchartless
 from dramigrate.helm.outcome import ChartOptions, ChartOutcome
 from dramigrate.helm.run import run_chart
 
-# the umbrella's GPU pod, its services (keys to probe), and a ConfigMap naming the subchart through its define
-UMBRELLA = """\
+# the umbrella's GPU Deployment (named through the subchart's define), and its services (keys to probe); it fails
+# without s0
+UMBRELLA = (
+    """\
 {{- if not .Values.services.s0.enabled }}{{ fail "s0 must stay on" }}{{ end }}
 {{- if .Values.worker.enabled }}
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {{ include "logs.name" . }}-worker
-spec:
-  containers:
-    - name: worker
-      image: worker
-      resources:
-        limits:
-          nvidia.com/gpu: {{ .Values.worker.gpus }}
+"""
+    + deployment(
+        '{{ include "logs.name" . }}-worker',
+        """\
+      containers:
+        - name: worker
+          image: worker
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .Values.worker.gpus }}
+""",
+        app="worker",
+    )
+    + """\
 {{- end }}
 {{- range $name, $svc := .Values.services }}
 {{- if $svc.enabled }}
@@ -48,27 +53,20 @@ spec:
 {{- end }}
 {{- end }}
 """
+)
 
-# the subchart's Deployment, its resources from values; NEED is `{}` or a device request
-LOGS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ include "logs.name" . }}
-spec:
-  replicas: {{ .Values.replicas }}
-  selector:
-    matchLabels: {app: logs}
-  template:
-    metadata:
-      labels: {app: logs}
-    spec:
+# the subchart's Deployment, its resources from values (a device request or not)
+LOGS = deployment(
+    '{{ include "logs.name" . }}',
+    """\
       containers:
         - name: logs
           image: logs
           resources:
             {{- toYaml .Values.resources | nindent 12 }}
-"""
+""",
+    app="logs",
+)
 
 
 def umbrella(root: Path, logs_resources: str = "limits: {cpu: 1}", extra: dict[str, str] | None = None) -> Path:
