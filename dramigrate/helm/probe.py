@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from dramigrate.findings import Finding
+from dramigrate.helm import subchartless
 from dramigrate.helm.prove import documents
-from dramigrate.helm.renderpool import cached_render, render_all
+from dramigrate.helm.renderpool import render_all
 from dramigrate.helm.values import (
     Leaf,
     ValueSources,
@@ -264,7 +265,12 @@ def probe_renders(
 ) -> list[dict[DeviceKey, Any] | None]:
     """The device requests of the chart rendered with each of the changed values (None where it does not render)."""
     options = [copts.render((work.values_file(override(sources, values)),), sets=False) for values in changed]
-    renders = render_all([functools.partial(cached_render, root, o) for o in options])
+    found = subchartless.reach(root, copts, sources, rules, work)
+    calls = []
+    for o, values in zip(options, changed, strict=True):  # an umbrella's own keys: rendered without its subcharts
+        pruned = found if found is not None and found.allows(sources.merged, values) else None
+        calls.append(functools.partial(subchartless.probe_render, root, o, pruned))
+    renders = render_all(calls)
     return [None if r.error else device_uses(r.stream, rules) for r in renders]
 
 

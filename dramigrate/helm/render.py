@@ -146,6 +146,7 @@ def _render_with_sdk(chart: Path, options: RenderOptions) -> dict[str, str]:
 
     from dramigrate.helm.sandbox import chart_for_render, render_in_child, scrub
     from dramigrate.helm.schemarefs import localize_schema_refs
+    from dramigrate.helm.storedarchives import store_packed
 
     try:
         sdk.validate_release_name(options.release_name)
@@ -163,6 +164,7 @@ def _render_with_sdk(chart: Path, options: RenderOptions) -> dict[str, str]:
         native_options["api_versions"] = api_versions
     with chart_for_render(chart) as safe:  # a private copy: no link reaches Helm, even one swapped in since
         localize_schema_refs(Path(safe))  # a library's schema URLs read from the chart's own files, not fetched
+        store_packed(Path(safe))  # packed subcharts Helm need not inflate at each render
         payload = {"chart": str(Path(safe).absolute()), "values": values, "options": native_options}
         reply = render_in_child(payload, options.timeout, options.memory_mb)
         if "helm" in reply:

@@ -60,6 +60,7 @@ class RunCache:
     claimed: set[tuple[Any, ...]] = field(default_factory=set)  # the second renders started (or dropped)
     marked: dict[tuple[Any, ...], Future[Any]] = field(default_factory=dict)  # helper.marked_render, started early
     libraries: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # packedlib.find_request, by work and options
+    subchartless: dict[str, Any] = field(default_factory=dict)  # subchartless.reach, by chart folder
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
