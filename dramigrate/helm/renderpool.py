@@ -52,6 +52,7 @@ class RunCache:
     subcharts: dict[tuple[Any, ...], dict[str, Path | None]] = field(default_factory=dict)
     cores: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # run_core results (read-only: copied out)
     reads: dict[str, Any] = field(default_factory=dict)  # how the core reads a rendered document (perdocument._read)
+    structured: dict[str, bool] = field(default_factory=dict)  # a rendered document within the limits on nesting
     steady: bool | None = None  # nothing in the chart can render differently twice (_may_differ); None: not read
     clocked: bool = False  # a file of the chart reads the clock (_CLOCK_IN_ACTION); read with steady
     # the second render of a value set (a chart with random values: what differs between two renders is masked),
