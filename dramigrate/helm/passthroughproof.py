@@ -70,6 +70,7 @@ from dramigrate.helm.renderpool import (
     render_later,
     render_once_more,
     render_probed,
+    start_renders,
 )
 from dramigrate.helm.rewrite import Change, RewriteError
 from dramigrate.helm.suitevalues import SuiteRender, trimmed_case
@@ -735,13 +736,56 @@ def _passthrough(
         # a map values-dra.yaml does not migrate (another accelerator's): not covered, as documented
         return {e.path for e in edits} <= {e.path for e in default_edits}
 
+    def dra_of(v: Variation, original: Render, want: str) -> tuple[Any, bool, bool]:
+        """The values a value set is proven with the DRA values files (None: values the DRA files do not cover),
+        whether it is a value set of the defaults that values-dra.yaml goes with (derived_alike), and whether its
+        maps ask for a device."""
+        sets = bool(copts.set_values or copts.set_string_values)
+        through, through_want = passed(original, want)
+        asks = through_want != through.stream
+        if not asks:  # the maps ask for no device: the switch alone migrates (below)
+            return None, False, asks
+        if set_for and v.label == "your values":  # the user's -f files as they are, values-set-dra.yaml after
+            return kept.render((*copts.values_files, copy_root / pt.SET_OVERLAY)), False, asks
+        if (stands_for or switched) and v.label == "your values":
+            return kept.render((*with_dra(copts.values_files), copy_root / pt.OVERLAY)), False, asks
+        if stands_for or switched:
+            return None, False, asks  # value sets without the --set: the values as they were, proven above
+        if overlay and (v.label == "default values" or (v.label == "your values" and (beneath or not sets))):
+            own = (
+                (copy_root / pt.OVERLAY,)
+                if v.label == "default values"
+                else (copy_root / pt.OVERLAY, *with_dra(copts.values_files))
+            )
+            return copts.render(own, sets=v.label == "your values"), False, asks
+        if overlay and v.label in folded:  # a switch the defaults leave off, on: its maps are in values-dra.yaml too
+            return replace(v.options, values_files=(*v.options.values_files, copy_root / pt.OVERLAY)), False, asks
+        if v.label == "your values" and copts.values_files:
+            return copts.render(with_dra(copts.values_files)), False, asks
+        if v.label.startswith("-f ") and Path(v.label[3:]) in staged:
+            return copts.render(with_dra((Path(v.label[3:]),)), sets=False), False, asks
+        if derived_alike(v, dvalues, through, through_want):  # a value set of the defaults
+            return replace(v.options, values_files=(*v.options.values_files, copy_root / pt.OVERLAY)), True, asks
+        return None, False, asks  # value sets the DRA files do not cover: the values as they were, proven above
+
+    # (L) and (D) of each value set, in turn: the render with the switch off (or the values as they were) and the one
+    # with the DRA values (or the switch on) are started now, in the order they are compared, so that a value set's
+    # comparisons overlap the next ones' renders
     off = [switch.options(v.options, False) if switch else v.options for v, *_ in expected]
-    calls = [functools.partial(cached_render, copy_root, options) for options in off]
-    both = [*render_all(calls), *agains(root, [v.options for v, *_ in expected])]  # second renders read on a difference
+    dras = [dra_of(v, r, want) if not r.error else (None, False, False) for v, r, want, _ in expected]
+    ons: list[Any] = []  # the values of proof D by value set (None: no proof D)
+    for (v, original, *_), (dra, *_) in zip(expected, dras, strict=True):
+        if original.error or (dra is None and (not switch or v.label.endswith(ADDED_DEVICE))):
+            ons.append(None)  # a device added to the maps stays a device-plugin request, as before
+        else:  # with the switch on; a value set no DRA file covers: only the switch's templates migrate
+            ons.append(switch.options(dra or v.options, True) if switch else dra)
+    start_renders(copy_root, [o for pair in zip(off, ons, strict=True) for o in pair if o is not None])
+    seconds = agains(root, [v.options for v, *_ in expected])  # second renders read on a difference
     given_dra: Any = None  # the DRA values of the user's values (or of the defaults)
     renders: dict[str, tuple[Render, Render, str]] = {}  # by value set: the original's render, again, migrated
     masked: list[str] = []  # what proof D of a value set did not compare (_not_proven_later)
-    for (v, original, want, _), new, again in zip(expected, both[: len(expected)], both[len(expected) :], strict=True):
+    for i, ((v, original, want, _), again) in enumerate(zip(expected, seconds, strict=True)):
+        new = cached_render(copy_root, off[i])
         renders[v.label] = (original, again, want)
         if original.error and not new.error and (why := rendered_once_indented(root, own, work, v, new)) is not None:
             if why:
@@ -764,45 +808,18 @@ def _passthrough(
         outcome.checked.append(f"{v.label} (device-plugin values)")
         if v.label.startswith("-f ") and Path(v.label[3:]) in unvaried:
             outcome.checked[-1] = f"{v.label} (device-plugin values; no DRA variant: {unvaried[Path(v.label[3:])]})"
-        sets = bool(copts.set_values or copts.set_string_values)
-        derived = False
-        through, through_want = passed(original, want)
-        if through_want == through.stream:  # the maps ask for no device: the switch alone migrates (below)
-            dra = None
-        elif set_for and v.label == "your values":  # the user's -f files as they are, values-set-dra.yaml after
-            dra = kept.render((*copts.values_files, copy_root / pt.SET_OVERLAY))
-        elif (stands_for or switched) and v.label == "your values":
-            dra = kept.render((*with_dra(copts.values_files), copy_root / pt.OVERLAY))
-        elif stands_for or switched:
-            dra = None  # value sets without the --set: the values as they were, proven above
-        elif overlay and (v.label == "default values" or (v.label == "your values" and (beneath or not sets))):
-            own = (
-                (copy_root / pt.OVERLAY,)
-                if v.label == "default values"
-                else (copy_root / pt.OVERLAY, *with_dra(copts.values_files))
-            )
-            dra = copts.render(own, sets=v.label == "your values")
-        elif overlay and v.label in folded:  # a switch the defaults leave off, on: its maps are in values-dra.yaml too
-            dra = replace(v.options, values_files=(*v.options.values_files, copy_root / pt.OVERLAY))
-        elif v.label == "your values" and copts.values_files:
-            dra = copts.render(with_dra(copts.values_files))
-        elif v.label.startswith("-f ") and Path(v.label[3:]) in staged:
-            dra = copts.render(with_dra((Path(v.label[3:]),)), sets=False)
-        elif derived := derived_alike(v, dvalues, through, through_want):  # a value set of the defaults
-            dra = replace(v.options, values_files=(*v.options.values_files, copy_root / pt.OVERLAY))
-        else:
-            dra = None  # value sets the DRA files do not cover: the values as they were, proven above
-        if dra is None and not switch and v.label == "your values" and through_want != through.stream:
+        dra, derived, asks = dras[i]
+        if dra is None and not switch and v.label == "your values" and asks:
             # the run the user asked for asks for devices no DRA values file covers: it cannot be called proven
             _manual(outcome, uncovered, patch)
             return bool(folded), bool(variants) and not copies
-        if dra is None and (not switch or v.label.endswith(ADDED_DEVICE)):
-            continue  # a device added to the maps stays a device-plugin request, as before
+        if ons[i] is None:
+            continue
         case, files = f"with {v.label} and the DRA values files", dra is not None
-        if switch:  # with the switch on; a value set no DRA file covers: only the switch's templates migrate
+        if switch:
             case = f"{case} and {switch.key} on" if dra else f"with {v.label} and {switch.key} on"
             want = want if dra else switch.want(original)
-            dra = switch.options(dra or v.options, True)
+        dra = ons[i]
         on = cached_render(copy_root, dra)
         if files and v is expected[0][0]:  # the values the tolerations value set is derived from (_variations)
             given_dra = dra
