@@ -782,11 +782,13 @@ def _passthrough(
     # the DRA values of the user's values (or of the defaults: the values the tolerations value set is derived from,
     # _variations), and the later values files proven after them (_later_files), whose renders start after the first
     # value set's
-    given = ons[0] if expected and dras[0][0] is not None else None
-    merged = value_sources(root, outcome.display, copts, copts.render()).merged if given is not None else {}
+    yours_dra = ons[0] if expected and dras[0][0] is not None else None
+    merged = value_sources(root, outcome.display, copts, copts.render()).merged if yours_dra is not None else {}
     lists = () if places or whole_lists else tuple(tolerations_lists(merged))  # (one in an item's list too)
     originals = {v.label: r for v, r, *_ in expected}
-    later = None if given is None else _later_asked(outcome, copy_root, work, given, merged, lists, originals, removed)
+    later = None
+    if yours_dra is not None:
+        later = _later_asked(outcome, copy_root, work, yours_dra, merged, lists, originals, removed)
     pairs = [o for pair in zip(off, ons, strict=True) for o in pair if o is not None]
     start_renders(copy_root, [*pairs[:2], *(later.options if later else ()), *pairs[2:]])
     seconds = agains(root, [v.options for v, *_ in expected])  # second renders read on a difference
