@@ -103,6 +103,14 @@ def temporary_folder(prefix: str) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def remove_behind(path: Path) -> None:
+    """Remove a temporary folder that nothing reads any more on a thread of its own while the run goes on: unlinking
+    a copied chart's hundreds of files is waiting on the disk (0.2 s for each copy of sm-realtime's), which the
+    writes and the report now overlap. Python's exit waits for the thread (not a daemon), and the janitor removes
+    the folder should dramigrate die first."""
+    threading.Thread(target=shutil.rmtree, args=(path, True), name="dramigrate-remove").start()
+
+
 @atexit.register
 def _stop() -> None:
     """Close the pipe and let the janitor finish, so no process of dramigrate's is left once it exits."""

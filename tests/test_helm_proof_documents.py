@@ -140,3 +140,15 @@ def test_two_documents_writing_one_claim_template_are_migrated_whole(tmp_path: P
     assert joined is None
     assert result.rewritten == whole(stream).rewritten
     assert (result.rewritten or "").count("kind: ResourceClaimTemplate") == 1
+
+
+def test_a_document_nested_past_the_limit_is_the_whole_streams_refusal(tmp_path: Path) -> None:
+    """The stream's nesting is checked document by document (each one's own migration) and no longer walked whole:
+    a document nested past the limit still refuses the stream as its whole migration does, at the same line."""
+    nested = "---\n# Source: app/templates/deep.yaml\napiVersion: v1\nkind: ConfigMap\ndata:\n  x: " + "[" * 120
+    stream = DEPLOYMENT.format(name="a", count=2) + nested + "]" * 120 + "\n"
+    result, joined = migrated(stream, tmp_path)
+    assert joined is None
+    expected = whole(stream)
+    assert expected.error is not None and "nested more than" in expected.error.message
+    assert (result.error.message, result.error.line) == (expected.error.message, expected.error.line)

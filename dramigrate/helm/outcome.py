@@ -13,7 +13,6 @@ import functools
 import json
 import posixpath
 import re
-import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -204,7 +203,9 @@ class Workdir:
         return path
 
     def close(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
+        from dramigrate.lifetime import remove_behind
+
+        remove_behind(self.path)
 
 
 def _templates(root: Path, helpers: bool = False) -> list[str]:

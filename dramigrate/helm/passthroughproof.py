@@ -12,7 +12,7 @@ import functools
 import json
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +70,7 @@ from dramigrate.helm.renderpool import (
     render_later,
     render_once_more,
     render_probed,
+    start_renders,
 )
 from dramigrate.helm.rewrite import Change, RewriteError
 from dramigrate.helm.suitevalues import SuiteRender, trimmed_case
@@ -735,13 +736,66 @@ def _passthrough(
         # a map values-dra.yaml does not migrate (another accelerator's): not covered, as documented
         return {e.path for e in edits} <= {e.path for e in default_edits}
 
+    def dra_of(v: Variation, original: Render, want: str) -> tuple[Any, bool, bool]:
+        """The values a value set is proven with the DRA values files (None: values the DRA files do not cover),
+        whether it is a value set of the defaults that values-dra.yaml goes with (derived_alike), and whether its
+        maps ask for a device."""
+        sets = bool(copts.set_values or copts.set_string_values)
+        through, through_want = passed(original, want)
+        asks = through_want != through.stream
+        if not asks:  # the maps ask for no device: the switch alone migrates (below)
+            return None, False, asks
+        if set_for and v.label == "your values":  # the user's -f files as they are, values-set-dra.yaml after
+            return kept.render((*copts.values_files, copy_root / pt.SET_OVERLAY)), False, asks
+        if (stands_for or switched) and v.label == "your values":
+            return kept.render((*with_dra(copts.values_files), copy_root / pt.OVERLAY)), False, asks
+        if stands_for or switched:
+            return None, False, asks  # value sets without the --set: the values as they were, proven above
+        if overlay and (v.label == "default values" or (v.label == "your values" and (beneath or not sets))):
+            own = (
+                (copy_root / pt.OVERLAY,)
+                if v.label == "default values"
+                else (copy_root / pt.OVERLAY, *with_dra(copts.values_files))
+            )
+            return copts.render(own, sets=v.label == "your values"), False, asks
+        if overlay and v.label in folded:  # a switch the defaults leave off, on: its maps are in values-dra.yaml too
+            return replace(v.options, values_files=(*v.options.values_files, copy_root / pt.OVERLAY)), False, asks
+        if v.label == "your values" and copts.values_files:
+            return copts.render(with_dra(copts.values_files)), False, asks
+        if v.label.startswith("-f ") and Path(v.label[3:]) in staged:
+            return copts.render(with_dra((Path(v.label[3:]),)), sets=False), False, asks
+        if derived_alike(v, dvalues, through, through_want):  # a value set of the defaults
+            return replace(v.options, values_files=(*v.options.values_files, copy_root / pt.OVERLAY)), True, asks
+        return None, False, asks  # value sets the DRA files do not cover: the values as they were, proven above
+
+    # (L) and (D) of each value set, in turn: the render with the switch off (or the values as they were) and the one
+    # with the DRA values (or the switch on) are started now, in the order they are compared, so that a value set's
+    # comparisons overlap the next ones' renders
     off = [switch.options(v.options, False) if switch else v.options for v, *_ in expected]
-    calls = [functools.partial(cached_render, copy_root, options) for options in off]
-    both = [*render_all(calls), *agains(root, [v.options for v, *_ in expected])]  # second renders read on a difference
-    given_dra: Any = None  # the DRA values of the user's values (or of the defaults)
+    dras = [dra_of(v, r, want) if not r.error else (None, False, False) for v, r, want, _ in expected]
+    ons: list[Any] = []  # the values of proof D by value set (None: no proof D)
+    for (v, original, *_), (dra, *_) in zip(expected, dras, strict=True):
+        if original.error or (dra is None and (not switch or v.label.endswith(ADDED_DEVICE))):
+            ons.append(None)  # a device added to the maps stays a device-plugin request, as before
+        else:  # with the switch on; a value set no DRA file covers: only the switch's templates migrate
+            ons.append(switch.options(dra or v.options, True) if switch else dra)
+    # the DRA values of the user's values (or of the defaults: the values the tolerations value set is derived from,
+    # _variations), and the later values files proven after them (_later_files), whose renders start after the first
+    # value set's
+    yours_dra = ons[0] if expected and dras[0][0] is not None else None
+    merged = value_sources(root, outcome.display, copts, copts.render()).merged if yours_dra is not None else {}
+    lists = () if places or whole_lists else tuple(tolerations_lists(merged))  # (one in an item's list too)
+    originals = {v.label: r for v, r, *_ in expected}
+    later = None
+    if yours_dra is not None:
+        later = _later_asked(outcome, copy_root, work, yours_dra, merged, lists, originals, removed)
+    pairs = [o for pair in zip(off, ons, strict=True) for o in pair if o is not None]
+    start_renders(copy_root, [*pairs[:2], *(later.options if later else ()), *pairs[2:]])
+    seconds = agains(root, [v.options for v, *_ in expected])  # second renders read on a difference
     renders: dict[str, tuple[Render, Render, str]] = {}  # by value set: the original's render, again, migrated
     masked: list[str] = []  # what proof D of a value set did not compare (_not_proven_later)
-    for (v, original, want, _), new, again in zip(expected, both[: len(expected)], both[len(expected) :], strict=True):
+    for i, ((v, original, want, _), again) in enumerate(zip(expected, seconds, strict=True)):
+        new = cached_render(copy_root, off[i])
         renders[v.label] = (original, again, want)
         if original.error and not new.error and (why := rendered_once_indented(root, own, work, v, new)) is not None:
             if why:
@@ -764,48 +818,19 @@ def _passthrough(
         outcome.checked.append(f"{v.label} (device-plugin values)")
         if v.label.startswith("-f ") and Path(v.label[3:]) in unvaried:
             outcome.checked[-1] = f"{v.label} (device-plugin values; no DRA variant: {unvaried[Path(v.label[3:])]})"
-        sets = bool(copts.set_values or copts.set_string_values)
-        derived = False
-        through, through_want = passed(original, want)
-        if through_want == through.stream:  # the maps ask for no device: the switch alone migrates (below)
-            dra = None
-        elif set_for and v.label == "your values":  # the user's -f files as they are, values-set-dra.yaml after
-            dra = kept.render((*copts.values_files, copy_root / pt.SET_OVERLAY))
-        elif (stands_for or switched) and v.label == "your values":
-            dra = kept.render((*with_dra(copts.values_files), copy_root / pt.OVERLAY))
-        elif stands_for or switched:
-            dra = None  # value sets without the --set: the values as they were, proven above
-        elif overlay and (v.label == "default values" or (v.label == "your values" and (beneath or not sets))):
-            own = (
-                (copy_root / pt.OVERLAY,)
-                if v.label == "default values"
-                else (copy_root / pt.OVERLAY, *with_dra(copts.values_files))
-            )
-            dra = copts.render(own, sets=v.label == "your values")
-        elif overlay and v.label in folded:  # a switch the defaults leave off, on: its maps are in values-dra.yaml too
-            dra = replace(v.options, values_files=(*v.options.values_files, copy_root / pt.OVERLAY))
-        elif v.label == "your values" and copts.values_files:
-            dra = copts.render(with_dra(copts.values_files))
-        elif v.label.startswith("-f ") and Path(v.label[3:]) in staged:
-            dra = copts.render(with_dra((Path(v.label[3:]),)), sets=False)
-        elif derived := derived_alike(v, dvalues, through, through_want):  # a value set of the defaults
-            dra = replace(v.options, values_files=(*v.options.values_files, copy_root / pt.OVERLAY))
-        else:
-            dra = None  # value sets the DRA files do not cover: the values as they were, proven above
-        if dra is None and not switch and v.label == "your values" and through_want != through.stream:
+        dra, derived, asks = dras[i]
+        if dra is None and not switch and v.label == "your values" and asks:
             # the run the user asked for asks for devices no DRA values file covers: it cannot be called proven
             _manual(outcome, uncovered, patch)
             return bool(folded), bool(variants) and not copies
-        if dra is None and (not switch or v.label.endswith(ADDED_DEVICE)):
-            continue  # a device added to the maps stays a device-plugin request, as before
+        if ons[i] is None:
+            continue
         case, files = f"with {v.label} and the DRA values files", dra is not None
-        if switch:  # with the switch on; a value set no DRA file covers: only the switch's templates migrate
+        if switch:
             case = f"{case} and {switch.key} on" if dra else f"with {v.label} and {switch.key} on"
             want = want if dra else switch.want(original)
-            dra = switch.options(dra or v.options, True)
+        dra = ons[i]
         on = cached_render(copy_root, dra)
-        if files and v is expected[0][0]:  # the values the tolerations value set is derived from (_variations)
-            given_dra = dra
         if on.error:
             _manual(outcome, f"{case}, the rewritten chart does not render: {on.error}", patch)
         elif why := _not_proven_later(
@@ -840,17 +865,14 @@ def _passthrough(
         if reads := next((r for sub in leaves if (r := pt.device_key_reads(root / sub, own[sub], sub))), ""):
             outcome.manual = f"{reads}; {outcome.manual}"
         return bool(folded), bool(variants) and not copies
-    if given_dra is not None:
-        merged = value_sources(root, outcome.display, copts, copts.render()).merged
-        lists = tuple(tolerations_lists(merged))  # (one in a list's item too: drhpc.gpuTypes[0].tolerations)
+    if later is not None:
         if places or whole_lists:
             # a packed library's pod options, or a list a helper writes: the DRA values carry the list whole, and a
             # later file of the user's that sets it replaces the device toleration (said, not proven)
             pod_options = ".".join(filter(None, [places.places["pod_options"], "tolerations"])) if places else ""
             where = ", ".join(sorted(display(p) for p in whole_lists)) or pod_options
             outcome.checked.append(f"{LATER_TOLERATIONS}: not kept (the GPU toleration is in the DRA values' {where})")
-            lists = ()
-        if why := _later_files(outcome, copy_root, work, given_dra, merged, lists, renders, removed):
+        if why := _later_files(outcome, copy_root, later, renders):
             _manual(outcome, why, patch)
             return bool(folded), bool(variants) and not copies
     if switch and (
@@ -887,29 +909,38 @@ def _zero_count(value: Any) -> bool:
     return not isinstance(value, bool) and str(value).strip() in ("0", "0.0")
 
 
-def _later_files(
+@dataclass(frozen=True)
+class _Later:
+    """The values files of the user's given after the DRA values that _later_files proves the pass-through with."""
+
+    lists: dict[str, Any] | None  # one that sets every tolerations list to one of another taint (None: not proven)
+    unkept: bool  # such a file is not proven: a list is in one the DRA values set whole (said)
+    zero: list[str]  # device keys the values ask 0 of: the DRA values give them no claim
+    twice: bool  # one that sets the device keys the DRA values drop again
+    options: tuple[Any, ...]  # the rewritten chart's renders of them, in that order
+
+
+def _later_asked(
     outcome: ChartOutcome,
     copy_root: Path,
     work: Workdir,
     dra: Any,
     merged: dict[str, Any],
     lists: tuple[Path_, ...],
-    renders: dict[str, tuple[Render, Render, str]],
+    originals: dict[str, Render],
     removed: set[tuple[Path_, str, str]],
-) -> str:
-    """The pass-through proven with a values file the user gives after the DRA values files (`dra`, those of their
-    values, `merged`): one that sets every tolerations list `lists` to one of another taint renders the migration of
-    the original with those lists (the device toleration the DRA values add is the template's, not in a list Helm
-    replaces); one that sets the device keys the DRA values drop again fails the render with the template's
-    message, not a container asking for the device twice (device plugin and claim). '' when proven, else why not."""
+) -> _Later:
+    """The later values files of the user's values with the DRA values files `dra` (those values `merged`): one that
+    sets every tolerations list `lists`, and one that sets the device keys again (when a template says so); their
+    renders are started with the value sets' (start_renders), compared by _later_files."""
     from dramigrate.helm.passthrough import DEVICE_TWICE
 
     label = f"every tolerations list of the values set to [{OWN_TOLERATION['key']}]"
     later = None
-    if lists and label in renders and not renders[label][0].error:
+    unkept = False
+    if lists and label in originals and not originals[label].error:
         later = _later_lists(merged, lists, value_sources(copy_root, outcome.display, ChartOptions(), dra).merged)
-        if later is None:  # said, not proven (as for a list the DRA values carry whole)
-            outcome.checked.append(f"{LATER_TOLERATIONS}: not kept (one is in a list the DRA values set whole)")
+        unkept = later is None  # said, not proven (as for a list the DRA values carry whole)
     again: dict[str, Any] = {}
     zero = []  # device keys the values ask 0 of: the DRA values give no claim for them, nothing can be asked twice
     for path, section, key in sorted(removed, key=str):
@@ -919,12 +950,28 @@ def _later_files(
         elif value is not None and all(isinstance(k, str) for k in path):
             again = set_path(again, (*path, section, key), value)
     twice = bool(again) and any(DEVICE_TWICE in c.after for c in outcome.changes if c.after)
-    # the two renders are independent of each other: rendered at once, checked in turn as before
     asked = [x for x in (later, again if twice else None) if x is not None]
-    dras = [replace(dra, values_files=(*dra.values_files, work.values_file(x))) for x in asked]
-    rendered = iter(render_all([functools.partial(cached_render, copy_root, options) for options in dras]))
-    later_on = next(rendered) if later is not None else None
-    twice_on = next(rendered) if twice else None
+    options = tuple(replace(dra, values_files=(*dra.values_files, work.values_file(x))) for x in asked)
+    return _Later(later, unkept, zero, twice, options)
+
+
+def _later_files(
+    outcome: ChartOutcome, copy_root: Path, asked: _Later, renders: dict[str, tuple[Render, Render, str]]
+) -> str:
+    """The pass-through proven with a values file the user gives after the DRA values files (_later_asked): one that
+    sets every tolerations list to one of another taint renders the migration of the original with those lists (the
+    device toleration the DRA values add is the template's, not in a list Helm replaces); one that sets the device
+    keys the DRA values drop again fails the render with the template's message, not a container asking for the
+    device twice (device plugin and claim). '' when proven, else why not."""
+    from dramigrate.helm.passthrough import DEVICE_TWICE
+
+    label = f"every tolerations list of the values set to [{OWN_TOLERATION['key']}]"
+    if asked.unkept:
+        outcome.checked.append(f"{LATER_TOLERATIONS}: not kept (one is in a list the DRA values set whole)")
+    # the two renders are independent of each other: rendered at once (started with the value sets'), checked in turn
+    rendered = iter(render_all([functools.partial(cached_render, copy_root, options) for options in asked.options]))
+    later_on = next(rendered) if asked.lists is not None else None
+    twice_on = next(rendered) if asked.twice else None
     if later_on is not None:
         case = f"with {LATER_TOLERATIONS} to [{OWN_TOLERATION['key']}]"
         if later_on.error:
@@ -932,8 +979,8 @@ def _later_files(
         if why := _not_proven_on(case, *renders[label], later_on):
             return why
         outcome.checked.append(f"{LATER_TOLERATIONS} (DRA values, then [{OWN_TOLERATION['key']}])")
-    if zero:
-        outcome.checked.append(f"{LATER_DEVICES}: {', '.join(zero)} {ZERO_AGAIN}")
+    if asked.zero:
+        outcome.checked.append(f"{LATER_DEVICES}: {', '.join(asked.zero)} {ZERO_AGAIN}")
     if twice_on is not None:
         if DEVICE_TWICE not in (twice_on.error or ""):
             return (

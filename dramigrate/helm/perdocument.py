@@ -16,7 +16,7 @@ from dramigrate.config import Settings
 from dramigrate.documents import MAX_ROUND_TRIP_FILE_LINES, MAX_ROUND_TRIP_FILE_VALUES, split_documents
 from dramigrate.fastyaml import fast_parse
 from dramigrate.findings import Finding, InputError
-from dramigrate.limits import nodes_and_recursive_alias
+from dramigrate.limits import MAX_DOCUMENTS, check_structure, nodes_and_recursive_alias
 from dramigrate.migrate import FileResult
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
@@ -39,13 +39,21 @@ def by_document(
     # line; a stream of one document (a part migrated alone) is migrated as it is
     if "ResourceClaimTemplate" in stream or "dramigrate:" in stream or stream.find("\n---", 1) < 0:
         return None
+    # the stream's structure (limits.check_structure) is checked document by document, each text once a run: the walk
+    # starts afresh at each line that starts with `---`, so past the count of such lines it is each document's walk
+    # (the whole stream's walk was once a value set: sm-realtime's 22 streams held 511 documents, 121 distinct)
+    if stream.startswith("---") + stream.count("\n---") > MAX_DOCUMENTS:
+        return None
     try:
-        documents = split_documents(name, stream.encode("utf-8"), helm_render=True).documents
+        documents = split_documents(name, stream.encode("utf-8"), checked=stream, helm_render=True).documents
     except InputError:
         return None  # the whole stream's migration says why
     parts = [doc.head + doc.body for doc in documents]
     if len(parts) < 2 or "".join(parts) != stream or len(stream.encode("utf-8")) > settings.max_file_size:
         return None
+    if not all(part.startswith("---") for part in parts[1:]) or not all(_structured(part, name) for part in parts):
+        return None  # nested past the limits (the whole stream's migration says where), or a directive line before a
+        # marker, walked with the document before it
     results, offset, values, lines = [], 0, 0, 0
     for part in parts:
         result = run_core(part, name, rules, settings, target, fix=fix, objects=True)
@@ -71,6 +79,21 @@ class Read:
     # it parses (the core parses every document of a file it checks, one it passed over alone too): read with the
     # full YAML reader only where libyaml does not read it
     parses: bool
+
+
+def _structured(part: str, name: str) -> bool:
+    """Whether a rendered document is within the limits on nesting (limits.check_structure), known by its text for
+    the chart run."""
+    from dramigrate.helm.renderpool import CACHE
+
+    known = CACHE[-1].structured
+    if part not in known:
+        try:
+            check_structure(name, part)
+            known[part] = True
+        except InputError:
+            known[part] = False
+    return known[part]
 
 
 def _read(part: str, name: str) -> Read:

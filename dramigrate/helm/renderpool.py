@@ -52,6 +52,7 @@ class RunCache:
     subcharts: dict[tuple[Any, ...], dict[str, Path | None]] = field(default_factory=dict)
     cores: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # run_core results (read-only: copied out)
     reads: dict[str, Any] = field(default_factory=dict)  # how the core reads a rendered document (perdocument._read)
+    structured: dict[str, bool] = field(default_factory=dict)  # a rendered document within the limits on nesting
     steady: bool | None = None  # nothing in the chart can render differently twice (_may_differ); None: not read
     clocked: bool = False  # a file of the chart reads the clock (_CLOCK_IN_ACTION); read with steady
     # the second render of a value set (a chart with random values: what differs between two renders is masked),
@@ -59,6 +60,9 @@ class RunCache:
     again: dict[tuple[Any, ...], Future[Render]] = field(default_factory=dict)
     claimed: set[tuple[Any, ...]] = field(default_factory=set)  # the second renders started (or dropped)
     marked: dict[tuple[Any, ...], Future[Any]] = field(default_factory=dict)  # helper.marked_render, started early
+    # renders of any chart (the rewritten copy too) started ahead of their cached_render (start_renders), by chart
+    # folder and render_key
+    started: dict[tuple[str, tuple[Any, ...]], Future[Render]] = field(default_factory=dict)
     libraries: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # packedlib.find_request, by work and options
     subchartless: dict[str, Any] = field(default_factory=dict)  # subchartless.reach, by chart folder
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -227,10 +231,40 @@ def cached_render(root: Path, options: Any, fresh: bool = False) -> Render:
         if fresh and _may_differ(cache, key):
             return _again(cache, root, options, key)
         return cache.renders[key]
-    rendered = _render_uncached(root, options)
+    rendered = _taken(root, options)
+    if rendered is None:
+        rendered = _render_uncached(root, options)
     if cache is not None and key is not None and key not in cache.renders:
         cache.renders[key] = rendered
     return rendered
+
+
+def start_renders(root: Path, options: list[Any]) -> None:
+    """Start these renders of a chart (the run's own, or a rewritten copy) now, on the render threads in this order:
+    cached_render(root, o) then takes each one's render, waiting for it if need be, instead of rendering it there. A
+    proof that compares value set after value set starts the renders it reads next, so its comparisons overlap them.
+    Only within a chart run, and when more than one core renders (else each is rendered where it is read)."""
+    from dramigrate.helm.sandbox import render_parallelism
+
+    if not CACHE or render_parallelism() < 2:
+        return
+    cache = CACHE[-1]
+    for o in options:
+        key = render_key(o)
+        with cache.lock:
+            if key is None or (str(root), key) in cache.started or (cache.root == root and key in cache.renders):
+                continue
+            cache.started[(str(root), key)] = render_pool().submit(_render_uncached, root, o)
+
+
+def _taken(root: Path, options: Any) -> Render | None:
+    """The render of these values that start_renders started (waited for; taken once), or None."""
+    key = render_key(options) if CACHE and CACHE[-1].started else None
+    if key is None:
+        return None
+    with CACHE[-1].lock:
+        future = CACHE[-1].started.pop((str(root), key), None)
+    return None if future is None else future.result()
 
 
 class Again:
@@ -406,7 +440,9 @@ def settled(cache: RunCache) -> None:
                 future.cancel()
         for future in cache.marked.values():
             future.cancel()  # a marked render started early (helper.start_marked_render) and not asked for
-    wait([f for f in (*cache.again.values(), *cache.marked.values()) if not f.cancelled()])
+        for future in cache.started.values():
+            future.cancel()  # a render started ahead (start_renders) that a proof ended before reading
+    wait([f for f in (*cache.again.values(), *cache.marked.values(), *cache.started.values()) if not f.cancelled()])
 
 
 _T = TypeVar("_T")

@@ -117,6 +117,7 @@ from dramigrate.helm.proveswitch import (
 )
 from dramigrate.helm.renderpool import (
     CACHE,
+    PARALLEL_FROM,
     Render,
     RunCache,
     cached_render,
@@ -293,6 +294,9 @@ def _unpack(archive: Path, dest: Path) -> Path:
     return tops[0]
 
 
+FIX_RENDERS = 20  # about the fewest renders of a fix that proves a rewrite (the probe's, the proof's of each value set)
+
+
 def _run(
     outcome: ChartOutcome,
     root: Path,
@@ -327,8 +331,17 @@ def _run(
     from dramigrate.helm.sandbox import prestart_another
 
     # the probe renders on two workers from its start: a slow render holds up none else (a run with --helm-binary
-    # renders with that binary, on no worker)
-    if copts.helm_binary is None and generates_keys(root):
+    # renders with that binary, on no worker); so does a fix of a chart whose render asks for devices and whose renders
+    # take long enough that the fix's (FIX_RENDERS) pay for another worker, on which the proof renders anyway: started
+    # now, the second worker takes the probe's renders and the proof's first value sets beside the first
+    # (nebius-ray-cluster's nine probe renders and six proof renders, 0.1 s each, went one by one on one worker, each
+    # batch too short to pay for starting another; a chart of 10 ms renders keeps to one)
+    from dramigrate.triage import may_matter
+
+    slow = mode != "lint" and base.took * FIX_RENDERS >= PARALLEL_FROM
+    if copts.helm_binary is None and (
+        generates_keys(root) or (slow and may_matter(base.stream.encode("utf-8"), rules))
+    ):
         prestart_another()
     # the probe's renders run while the base render is migrated and mapped: a thread of its own, since the probe
     # itself waits on the render pool

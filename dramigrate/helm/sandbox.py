@@ -318,12 +318,14 @@ def shared_copies() -> Iterator[None]:
     """Every render in the block reads one private copy per chart folder: a proof renders the original chart
     dozens of times, and copying it for each render was a third of a large chart's fix. Every render of the
     block then sees the same chart, whatever changes in its folder meanwhile; the copies go when the block ends."""
+    from dramigrate.lifetime import remove_behind
+
     _SHARED.append({})
     try:
         yield
     finally:
         for copy in _SHARED.pop().values():
-            shutil.rmtree(copy.parent, ignore_errors=True)
+            remove_behind(copy.parent)
 
 
 # --- messages -------------------------------------------------------------------------------------------------
