@@ -11,7 +11,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import ONE_GPU_POD, dramigrate_executable
+import pytest
+from conftest import ONE_GPU_POD, dramigrate_executable, run_dramigrate
 
 
 def _stopped_fix(folder: Path, files: int, *args: str) -> tuple[int, str, str]:
@@ -82,3 +83,21 @@ def test_a_pod_of_thousands_of_device_containers_is_fixed_in_seconds() -> None:
     assert result.rewritten.count("resourceClaimTemplateName:") == -(-containers // 32)
     assert sum(f.fixed for f in result.findings) == containers
     assert took < 20, f"{took:.0f} s"
+
+
+@pytest.mark.parametrize("key", ["~", "1", "true", "1.5", "2001-12-14"])
+def test_a_config_setting_named_by_a_number_null_or_date_is_named_at_its_line(tmp_path: Path, key: str) -> None:
+    """A key YAML does not read as text (`~:`, `1:`, `true:`, a date) at the top of .dramigrate.yaml stopped the
+    run with `internal error: AttributeError` and no file name: every report came out empty and the reviewer was
+    asked to report a bug. It is now the config's bad input at its line, as an unknown setting is."""
+    (tmp_path / ".dramigrate.yaml").write_text(f"exclude: []\n{key}: x\n")
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    for fmt in ("text", "json"):
+        code, out, err = run_dramigrate(["lint", ".", "--format", fmt], cwd=tmp_path)
+
+        assert code == 2 and "internal error" not in out + err and "Traceback" not in err, out + err
+        assert ".dramigrate.yaml:2:1: a setting's name must be text" in err
+    code, out, err = run_dramigrate(["lint", ".", "--format", "json"], cwd=tmp_path)
+    [error] = json.loads(out)["errors"]
+    assert (error["file"], error["line"]) == (".dramigrate.yaml", 2)
