@@ -134,3 +134,27 @@ def test_a_kustomization_yaml_refuses_is_named_at_its_line_by_lint_as_by_fix(
     assert (base / "pod.yaml").read_text() == ONE_GPU_POD.format(name="pod")
     assert (base / "kustomization.yaml").read_text() == kustomization
     assert "nvidia.com/gpu: 1" not in (tmp_path / "good.yaml").read_text()
+
+
+@pytest.mark.parametrize("character", ["\x00", "\x1b", "\x7f"])
+def test_a_control_character_in_a_charts_values_file_is_named_at_its_line(tmp_path: Path, character: str) -> None:
+    """A NUL (or another control character YAML does not allow) in a chart's values.yaml was named as the chart
+    alone, with Helm's `yaml: control characters are not allowed` and no file or line, so a reviewer had to hunt
+    for it. It is now the values file's bad input at its line and column, before any render; the chart is left as it
+    was and the good file beside it is migrated."""
+    from conftest import GPU_POD_TEMPLATE, chart_with
+
+    chart = chart_with(tmp_path, "c", {"templates/pod.yaml": GPU_POD_TEMPLATE})
+    (chart / "values.yaml").write_text(f'gpus: 1\nname: "a{character}b"\n')
+    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    for command in ("lint", "fix"):
+        code, out, err = run_dramigrate([command, "."], cwd=tmp_path)
+
+        assert code == 2 and "Traceback" not in err, out + err
+        assert f"bad input c/values.yaml:2:9: this values file holds the control character U+{ord(character):04X}" in (
+            out + err
+        )
+    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
+    assert "nvidia.com/gpu: 1" not in (tmp_path / "good.yaml").read_text()
