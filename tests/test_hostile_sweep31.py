@@ -158,3 +158,23 @@ def test_a_control_character_in_a_charts_values_file_is_named_at_its_line(tmp_pa
         )
     assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
     assert "nvidia.com/gpu: 1" not in (tmp_path / "good.yaml").read_text()
+
+
+@pytest.mark.parametrize("rule", ["[", "templates/[a-", "*.bak\\"])
+def test_a_helmignore_rule_helm_refuses_is_named_at_its_line(tmp_path: Path, rule: str) -> None:
+    """A .helmignore rule Go's filepath.Match refuses (a `[` left open, a trailing backslash) made Helm fail with
+    `syntax error in pattern`, which the report gave as the chart's error with no file or line: the chart has many
+    files and patterns. It is now the .helmignore's bad input at the rule's line; the good file is migrated."""
+    from conftest import GPU_POD_TEMPLATE, chart_with
+
+    chart = chart_with(tmp_path, "c", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
+    (chart / ".helmignore").write_text(f"# patterns\n*.tmp\n{rule}\n.git/\n")
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    for command in ("lint", "fix"):
+        code, out, err = run_dramigrate([command, "."], cwd=tmp_path)
+
+        assert code == 2 and "Traceback" not in err, out + err
+        assert "bad input c/.helmignore:3: Helm refuses this .helmignore pattern" in out + err
+    assert (chart / "templates" / "pod.yaml").read_text() == GPU_POD_TEMPLATE
+    assert "nvidia.com/gpu: 1" not in (tmp_path / "good.yaml").read_text()
