@@ -5,57 +5,11 @@ traceback."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, dramigrate_executable, run_dramigrate
-
-
-def _stopped_fix(folder: Path, files: int, *args: str) -> tuple[int, str, str]:
-    """fix of `files` one-GPU pods in folder, sent SIGTERM once it has written one of them."""
-    for i in range(files):
-        (folder / f"p{i}.yaml").write_text(ONE_GPU_POD.format(name=f"p{i}"))
-    process = subprocess.Popen(
-        [dramigrate_executable(), "fix", ".", "-q", *args],
-        cwd=folder,
-        env={**os.environ, "NO_COLOR": "1"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 120
-    while process.poll() is None and time.monotonic() < deadline:
-        if any("resourceClaimTemplateName" in p.read_text() for p in folder.glob("p1*.yaml")):
-            process.send_signal(signal.SIGTERM)
-            break
-        time.sleep(0.01)
-    out, err = process.communicate(timeout=120)
-    return process.returncode, out.decode(), err.decode()
-
-
-def test_a_stopped_fix_names_each_file_it_did_not_write_in_one_list(tmp_path: Path) -> None:
-    """Stopped while writing, fix listed every file it had not written twice at the end of its report: under `not
-    written:` with the reason, then again under `failed:` (named only), and the JSON report held each in both
-    `notWritten` and `failed`, so a script adding the lists counted the files twice. Each file is now in one list:
-    written, not written (with its reason), or failed."""
-    tree = tmp_path / "tree"
-    tree.mkdir()
-    text_report = tmp_path / "report.txt"
-    code, out, err = _stopped_fix(tree, 1500, "--format", "json", "--format", f"text={text_report}")
-
-    assert code == 128 + signal.SIGTERM and "Traceback" not in err, err[-600:]
-    files = json.loads(out)["files"]
-    written = [w["file"] for w in files["written"]]
-    not_written = [w["file"] for w in files["notWritten"]]
-    assert written and not_written and len(written) + len(not_written) == 1500
-    assert not files["failed"], "a file the stop left unwritten is not also a failed file"
-    summary = text_report.read_text().split("\nwritten: ", 1)[1]
-    assert "\nfailed:" not in summary
-    for name in not_written:
-        assert summary.count(f"\n  {name}:") == 1, name
+from conftest import ONE_GPU_POD, run_dramigrate
 
 
 def test_a_pod_of_thousands_of_device_containers_is_fixed_in_seconds() -> None:
