@@ -310,11 +310,18 @@ def _key_position(text: str, key: Any, toml: bool) -> tuple[int, int]:
     except yaml.YAMLError:
         return 1, 0
     if isinstance(node, yaml.MappingNode):
-        loader = yaml.SafeLoader("")
         for k, _ in node.value:
-            if k.value == key or (not isinstance(key, str) and loader.construct_object(k) == key):
+            if k.value == key or (not isinstance(key, str) and _loaded_key(k) == key):
                 return k.start_mark.line + 1, k.start_mark.column + 1
     return 1, 0
+
+
+def _loaded_key(node: yaml.Node) -> Any:
+    """A key node as safe_load reads it (`~` is None, `1` is 1); a merge key `<<`, which is no value, as itself."""
+    try:
+        return yaml.SafeLoader("").construct_object(node)
+    except yaml.YAMLError:
+        return node.value
 
 
 def _duplicate_key(text: str) -> tuple[str, int, int] | None:

@@ -44,7 +44,7 @@ def test_a_config_setting_named_by_a_number_null_or_date_is_named_at_its_line(tm
     """A key YAML does not read as text (`~:`, `1:`, `true:`, a date) at the top of .dramigrate.yaml stopped the
     run with `internal error: AttributeError` and no file name: every report came out empty and the reviewer was
     asked to report a bug. It is now the config's bad input at its line, as an unknown setting is."""
-    (tmp_path / ".dramigrate.yaml").write_text(f"exclude: []\n{key}: x\n")
+    (tmp_path / ".dramigrate.yaml").write_text(f"<<: {{exclude: []}}\n{key}: x\n")  # a merge key before it, too
     (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
 
     for fmt in ("text", "json"):
