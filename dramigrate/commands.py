@@ -609,8 +609,8 @@ def _error_result(path: str, message: str) -> Any:
 
 
 def outcome(result: RunResult, written: list[str] | None) -> dict[str, list[dict[str, str]]]:
-    """Which files were written, which had a rewrite that was not written, and which failed (with why). Names and
-    reasons as the rest of the report has them (each format escapes them its own way)."""
+    """Which files were written, which had a rewrite that was not written, and which failed otherwise (with why): each
+    file in one list. Names and reasons as the rest of the report has them (each format escapes them its own way)."""
 
     def why(r: Any) -> str:
         if r.error is not None:
@@ -620,7 +620,7 @@ def outcome(result: RunResult, written: list[str] | None) -> dict[str, list[dict
     return {
         "written": [{"file": p} for p in written or []],
         "notWritten": [{"file": r.path, "reason": why(r)} for r in result.files if r.not_written],
-        "failed": [{"file": r.path, "reason": why(r)} for r in result.files if r.failed],
+        "failed": [{"file": r.path, "reason": why(r)} for r in result.files if r.failed and not r.not_written],
     }
 
 
@@ -638,9 +638,7 @@ def _outcome_lines(result: RunResult, written: list[str] | None) -> list[str]:
         if o["notWritten"]:
             lines.append(f"not written: {len(o['notWritten'])} file(s)" + "".join(map(item, o["notWritten"])))
     if o["failed"]:
-        said = o["notWritten"] if written is not None else []  # listed with their reason just above: named only
-        failed = [{"file": w["file"]} if w in said else w for w in o["failed"]]
-        lines.append(f"failed: {len(failed)} file(s)" + "".join(map(item, failed)))
+        lines.append(f"failed: {len(o['failed'])} file(s)" + "".join(map(item, o["failed"])))
     return lines
 
 

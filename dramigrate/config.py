@@ -71,6 +71,8 @@ class Settings:
     def merge(self, values: dict[str, Any], base: Path) -> None:
         names = {f.name for f in fields(self)}
         for raw_key, value in values.items():
+            if not isinstance(raw_key, str):  # `~:`, `1:`, `true:` or a date as a YAML key
+                raise InputError(f"a setting's name must be text, not {_kind(raw_key)}", str(self.config_file or ""))
             key = raw_key.replace("-", "_")
             if key not in names or key == "config_file":
                 import difflib
@@ -288,13 +290,14 @@ def load_settings(config: Path | None, cwd: Path, trusted: bool = True) -> Setti
         except InputError as exc:
             if not exc.line:
                 exc.file = exc.file or str(path)
-                exc.line, exc.column = _key_position(text, str(key), path.name == "pyproject.toml")
+                exc.line, exc.column = _key_position(text, key, path.name == "pyproject.toml")
             raise
     return settings
 
 
-def _key_position(text: str, key: str, toml: bool) -> tuple[int, int]:
-    """(line, column), 1-based, of a top-level setting's key in the config's text; (1, 0) when it is not found."""
+def _key_position(text: str, key: Any, toml: bool) -> tuple[int, int]:
+    """(line, column), 1-based, of a top-level setting's key (as loaded: a key `~` is None) in the config's text;
+    (1, 0) when it is not found."""
     if toml:
         import re
 
@@ -308,9 +311,17 @@ def _key_position(text: str, key: str, toml: bool) -> tuple[int, int]:
         return 1, 0
     if isinstance(node, yaml.MappingNode):
         for k, _ in node.value:
-            if str(k.value) == key:
+            if k.value == key or (not isinstance(key, str) and _loaded_key(k) == key):
                 return k.start_mark.line + 1, k.start_mark.column + 1
     return 1, 0
+
+
+def _loaded_key(node: yaml.Node) -> Any:
+    """A key node as safe_load reads it (`~` is None, `1` is 1); a merge key `<<`, which is no value, as itself."""
+    try:
+        return yaml.SafeLoader("").construct_object(node)
+    except yaml.YAMLError:
+        return node.value
 
 
 def _duplicate_key(text: str) -> tuple[str, int, int] | None:

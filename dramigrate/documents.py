@@ -732,12 +732,77 @@ def opcodes_of(x: list[str], y: list[str]) -> list[tuple[str, int, int, int, int
     for line in my:
         counts[line] = counts.get(line, 0) + 1
     work = sum(counts.get(line, 0) for line in mx)
-    matcher = difflib.SequenceMatcher(None, mx, my, autojunk=work > MAX_MATCH_WORK)
     out: list[tuple[str, int, int, int, int]] = [("equal", 0, head, 0, head)] if head else []
-    out += [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
+    if work > MAX_MATCH_WORK:
+        blocks = _anchored_blocks(mx, my, counts)
+    else:
+        blocks = difflib.SequenceMatcher(None, mx, my, autojunk=False).get_matching_blocks()
+    out += [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in _opcodes(blocks, mx, my)]
     if tail:
         out.append(("equal", len(x) - tail, len(x), len(y) - tail, len(y)))
     return [op for op in out if op[0] != "equal" or op[2] > op[1]]
+
+
+def _anchored_blocks(x: list[str], y: list[str], counts: dict[str, int]) -> list[tuple[int, int, int]]:
+    """The matching blocks of x and y (as SequenceMatcher.get_matching_blocks gives them) when comparing them whole
+    would cost too much: the lines found once in each, in the longest run of them in the same order in both, cut x
+    and y into stretches, each matched on its own (popular lines left out as anchors). SequenceMatcher alone splits
+    the whole at its first longest match, one line long when every edit sits between unique lines (a pod of 3,000
+    containers, each `- name:` once): as many scans of the whole as edits, over a minute."""
+    import bisect
+
+    once_in_x: dict[str, int] = {}
+    for i, line in enumerate(x):
+        once_in_x[line] = -1 if line in once_in_x else i
+    pairs = [(once_in_x[line], j) for j, line in enumerate(y) if counts[line] == 1 and once_in_x.get(line, -1) >= 0]
+    pairs.sort()
+    # the longest run of pairs increasing in both (patience sorting: ends[k] is the least j ending a run of k + 1)
+    ends: list[int] = []
+    ending: list[int] = []  # index into pairs of the run ending at ends[k]
+    back: list[int] = []
+    for n, (_, j) in enumerate(pairs):
+        k = bisect.bisect_left(ends, j)
+        back.append(ending[k - 1] if k else -1)
+        if k == len(ends):
+            ends.append(j)
+            ending.append(n)
+        else:
+            ends[k], ending[k] = j, n
+    anchors: list[tuple[int, int]] = []
+    n = ending[-1] if ending else -1
+    while n >= 0:
+        anchors.append(pairs[n])
+        n = back[n]
+    anchors.reverse()
+    blocks: list[tuple[int, int, int]] = []
+    i0 = j0 = 0
+    for i1, j1 in [*anchors, (len(x), len(y))]:
+        matcher = difflib.SequenceMatcher(None, x[i0:i1], y[j0:j1], autojunk=True)
+        blocks += [(i0 + i, j0 + j, size) for i, j, size in matcher.get_matching_blocks() if size]
+        if i1 < len(x):
+            blocks.append((i1, j1, 1))
+        i0, j0 = i1 + 1, j1 + 1
+    merged: list[tuple[int, int, int]] = []
+    for i, j, size in blocks:
+        if merged and merged[-1][0] + merged[-1][2] == i and merged[-1][1] + merged[-1][2] == j:
+            merged[-1] = (merged[-1][0], merged[-1][1], merged[-1][2] + size)
+        else:
+            merged.append((i, j, size))
+    return [*merged, (len(x), len(y), 0)]
+
+
+def _opcodes(blocks: Any, x: list[str], y: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """SequenceMatcher.get_opcodes of the matching blocks given (the last one the (len(x), len(y), 0) sentinel)."""
+    out: list[tuple[str, int, int, int, int]] = []
+    i = j = 0
+    for ai, bj, size in blocks:
+        tag = "replace" if i < ai and j < bj else "delete" if i < ai else "insert" if j < bj else ""
+        if tag:
+            out.append((tag, i, ai, j, bj))
+        i, j = ai + size, bj + size
+        if size:
+            out.append(("equal", ai, i, bj, j))
+    return out
 
 
 def _shifts(o: list[str], b: list[str], a: list[str], to_original: dict[int, int], opcodes: list[Any]) -> list[int]:

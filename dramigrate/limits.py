@@ -311,8 +311,20 @@ def check_values_text(text: bytes, shown: str, what: str = "this values file", l
         documents = (
             list(load_all(text, Loader=CSafeLoader)) if nodes_upto(text, MAX_EDITED_NODES) <= MAX_EDITED_NODES else None
         )
-    except YAMLError:  # Helm names the error with its line
-        return
+    except YAMLError as exc:  # Helm names the error with its line, but not a character YAML refuses (a NUL)
+        if getattr(exc, "reason", None) != "control characters are not allowed":
+            return
+        from dramigrate.documents import unacceptable_character
+
+        bad = unacceptable_character(text.decode("utf-8", "surrogateescape"), exc)
+        at, column = (bad[1], bad[2]) if bad is not None and line else (0, 0)
+        raise InputError(
+            f"{what} holds the control character U+{getattr(exc, 'character', 0):04X}, which YAML does not allow "
+            "(Helm refuses it too); not rendered",
+            shown,
+            at,
+            column,
+        ) from exc
     if documents is None or not expands_within(documents, MAX_EDITED_NODES):
         raise InputError(
             f"{what} holds more than {MAX_EDITED_NODES:,} values (real charts hold under a thousand); "

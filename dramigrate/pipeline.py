@@ -295,8 +295,12 @@ def _fix_document(
         if named_classes is not None:
             _use_named_classes(planned, named_classes, result)
         plans.extend(split_claims(planned))
-    # each pod spec as it was: its own errors are looked up only when the rewrite has some (most have none)
-    before = {id(p.analysis.ref.spec): to_plain(p.analysis.ref.spec) for p in plans}
+    # each pod spec as it was, once (a pod of more than 32 devices has a plan for each claim, all on one spec): its own
+    # errors are looked up only when the rewrite has some (most have none)
+    before: dict[int, Any] = {}
+    for p in plans:
+        if id(p.analysis.ref.spec) not in before:
+            before[id(p.analysis.ref.spec)] = to_plain(p.analysis.ref.spec)
     known = {k: v[0] for k, v in templates.items()}
     start_edit(doc)
     unshare_resources(doc.data, [u.container.container for plan in plans for u in plan.analysis.uses])
@@ -324,23 +328,24 @@ def _fix_document(
             f"{path}: {plan.analysis.info.kind}/{plan.analysis.info.name} {plan.analysis.ref.path}: {c}"
             for c in apply_plan(plan, name)
         )
+    beside_claim: dict[tuple[Any, ...], list[Finding]] = {}  # by where each stands: one look-up a fixed request
+    for other in result.findings:
+        if other.rule == "extended-resource-beside-claim":
+            beside_claim.setdefault((other.container, other.resource, other.pod_template_path), []).append(other)
+    checked: set[int] = set()  # the rewritten specs validated: each once, whatever its number of plans
     for plan in plans:
-        introduced = pod_spec_errors(to_plain(plan.analysis.ref.spec), target.text, local_templates)
-        if introduced:  # only the errors the rewrite brought
-            was = pod_spec_errors(before[id(plan.analysis.ref.spec)], target.text, known)
-            introduced = sorted(set(introduced) - set(was))
-        if introduced:
-            raise_invalid(result, doc, plan, "the rewritten pod template", introduced)
+        if id(plan.analysis.ref.spec) not in checked:
+            checked.add(id(plan.analysis.ref.spec))
+            introduced = pod_spec_errors(to_plain(plan.analysis.ref.spec), target.text, local_templates)
+            if introduced:  # only the errors the rewrite brought
+                was = pod_spec_errors(before[id(plan.analysis.ref.spec)], target.text, known)
+                introduced = sorted(set(introduced) - set(was))
+            if introduced:
+                raise_invalid(result, doc, plan, "the rewritten pod template", introduced)
         for f in plan.analysis.findings:
             f.fixed = True
-            for other in result.findings:
-                if (
-                    other.rule == "extended-resource-beside-claim"
-                    and other.container == f.container
-                    and other.resource == f.resource
-                    and other.pod_template_path == f.pod_template_path
-                ):
-                    other.fixed = True
+            for other in beside_claim.get((f.container, f.resource, f.pod_template_path), ()):
+                other.fixed = True
         if plan.ray_params:
             result.findings.append(
                 _pod_finding(

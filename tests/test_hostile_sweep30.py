@@ -223,7 +223,9 @@ def test_fix_stopped_by_sigterm_while_writing_names_the_files_it_wrote(tmp_path:
     """A CI job cancelled while fix writes sends SIGTERM: Python's default ended the process at once, each file
     whole (written or as it was) but nothing said which were rewritten, and the next run's reviewer had to diff the
     tree to know. The writes under way now end, no other starts, and the report lists the files written (exactly
-    those rewritten on disk) and the others as not written; the exit status is SIGTERM's (143)."""
+    those rewritten on disk) and the others as not written; the exit status is SIGTERM's (143). Each file is named in
+    one list: the summary listed every file not written twice (under `not written:` and again under `failed:`, and
+    in both `notWritten` and `failed` of the JSON report), so a script adding the lists counted them twice."""
     import os
     import signal
     import subprocess
@@ -235,9 +237,10 @@ def test_fix_stopped_by_sigterm_while_writing_names_the_files_it_wrote(tmp_path:
     for i in range(files):
         (tmp_path / f"p{i}.yaml").write_text(ONE_GPU_POD.format(name=f"p{i}"))
     original = ONE_GPU_POD.format(name="p0").replace("p0", "{}")
+    text_report = tmp_path.with_name(tmp_path.name + "-report.txt")  # beside the tree: the tree holds only manifests
     env = {**os.environ, "NO_COLOR": "1"}
     process = subprocess.Popen(
-        [dramigrate_executable(), "fix", ".", "--format", "json", "-q"],
+        [dramigrate_executable(), "fix", ".", "--format", "json", "--format", f"text={text_report}", "-q"],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
@@ -260,8 +263,11 @@ def test_fix_stopped_by_sigterm_while_writing_names_the_files_it_wrote(tmp_path:
     for p in tmp_path.glob("*.yaml"):
         if p.name not in written:
             assert p.read_text() == original.format(p.stem)
-    left = {f["file"] for f in report["files"]["failed"] + report["files"]["notWritten"]}
-    assert len(left) == files - len(written) and not left & written
+    left = [f["file"] for f in report["files"]["failed"] + report["files"]["notWritten"]]
+    assert len(left) == len(set(left)) == files - len(written) and not set(left) & written
+    assert not report["files"]["failed"], "a file the stop left unwritten is not also a failed file"
+    summary = text_report.read_text().split("\nwritten: ", 1)[1]
+    assert "\nfailed:" not in summary and all(summary.count(f"\n  {name}:") == 1 for name in left)
     assert not [p.name for p in tmp_path.iterdir() if not p.name.endswith(".yaml")]
 
 

@@ -63,6 +63,36 @@ def helmignore(root: str) -> Ignored:
     return ignored
 
 
+def bad_pattern_line(root: str) -> int:
+    """The 1-based line of the first rule of root's .helmignore that Go's filepath.Match refuses (a `[` left open, a
+    trailing `\\`), as Helm's pkg/ignore checks each rule; 0 when there is none or the file cannot be read."""
+    try:
+        text = read_regular(os.path.join(root, ".helmignore")).decode("utf-8", "replace")
+    except (OSError, InputError):
+        return 0
+    for number, line in enumerate(text.splitlines(), 1):
+        rule = line.strip().removeprefix("!").rstrip("/")
+        if rule and not rule.startswith("#") and (_open_class(rule) or re.search(r"(?<!\\)(\\\\)*\\$", rule)):
+            return number
+    return 0
+
+
+def _open_class(rule: str) -> bool:
+    """Whether a `[` of rule is not closed by a `]` (escapes skipped), as filepath.Match finds a bad pattern."""
+    at = 0
+    while at < len(rule):
+        if rule[at] == "\\":
+            at += 2
+            continue
+        if rule[at] == "[":
+            close = rule.find("]", at + 2)
+            if close < 0:
+                return True
+            at = close
+        at += 1
+    return False
+
+
 def _go_match(pattern: str) -> list[list[Unit]] | None:
     """Go's filepath.Match pattern as the units of each of its `/`-separated parts (`*` and `?` never match '/'),
     matched part by part as gitignore patterns are, in time bounded by the pattern and the name (a regex of

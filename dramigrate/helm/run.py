@@ -307,6 +307,7 @@ def _run(
     mode: str,
     work: Workdir,
 ) -> None:
+    from dramigrate.helm.helmignore import bad_pattern_line
     from dramigrate.helm.sandbox import check_packed_values, check_subchart_depth, refuse_outside_links
 
     # before any file of the chart is read: a values.yaml linked out of the chart told, by its bound, what it pointed to
@@ -316,6 +317,10 @@ def _run(
         shown = str(path) if path in copts.values_files else f"{outcome.display}/{path.relative_to(root).as_posix()}"
         check_values_file(str(path), shown)
     check_packed_values(root, outcome.display)
+    if line := bad_pattern_line(str(root)):  # Helm would fail with `syntax error in pattern`, naming no file nor line
+        raise InputError(
+            "Helm refuses this .helmignore pattern (syntax error in pattern)", f"{outcome.display}/.helmignore", line
+        )
     base_options = copts.render()
     base = cached_render(root, base_options)
     if base.error:

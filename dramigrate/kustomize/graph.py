@@ -283,7 +283,13 @@ def _load(path: Path, preloaded: Preloaded | None = None) -> Loaded:
         )
     node, data = _load_fast(text)
     if node is None:  # PyYAML's own parser for the message and position of what libyaml refused (or no libyaml)
-        loader = yaml.SafeLoader(text)
+        try:
+            loader = yaml.SafeLoader(text)
+        except yaml.YAMLError as exc:  # its reader refuses a character YAML does not allow (a NUL) before parsing
+            from dramigrate.documents import yaml_problem
+
+            what, line, column = yaml_problem(text, exc)
+            raise InputError(what.replace("invalid YAML", "invalid kustomization", 1), str(path), line, column) from exc
         try:
             node = loader.get_single_node()
             data = loader.construct_document(node) if node is not None else {}
@@ -297,6 +303,13 @@ def _load(path: Path, preloaded: Preloaded | None = None) -> Loaded:
             ) from exc
         finally:
             loader.dispose()
+    if node is not None and (twice := _duplicate_key(node)) is not None:  # fix's round-trip parser refuses it too
+        raise InputError(
+            f"invalid kustomization: duplicate key: {twice.value}",
+            str(path),
+            twice.start_mark.line + 1,
+            twice.start_mark.column + 1,
+        )
     if "*" in text and node is not None and excessive_aliasing(node):
         raise InputError(
             "invalid kustomization: its aliases expand to nearly every value it holds (a YAML alias bomb), which "
@@ -353,6 +366,28 @@ def excessive_aliasing(root: yaml.Node) -> bool:
         elif isinstance(node, yaml.MappingNode):
             stack += [(child, inside) for pair in reversed(node.value) for child in reversed(pair)]
     return False
+
+
+def _duplicate_key(root: yaml.Node) -> yaml.ScalarNode | None:
+    """The second of a key written twice in one mapping, at any depth (each node once, aliases not followed again)."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys: set[tuple[str, str]] = set()
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if (key.tag, key.value) in keys:
+                        return key
+                    keys.add((key.tag, key.value))
+                stack += [key, value]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
+    return None
 
 
 def _load_fast(text: str) -> tuple[Any, Any]:
