@@ -582,7 +582,10 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
         return real_start + folder[len(start) :] if folder.startswith(start) else os.path.realpath(folder)
 
     def unreadable(exc: OSError) -> None:
-        out.errors.append((str(exc.filename or top), f"cannot read the folder: {exc.strerror}"))
+        name = str(exc.filename or top)
+        if dot and name.startswith("." + os.sep):  # spelt as the files are: "a/b", not "./a/b"
+            name = name[2:]
+        out.errors.append((name, f"cannot read the folder: {exc.strerror}"))
 
     files, skipped, notes, errors, resolved_of = out.files, out.skipped, out.notes, out.errors, out.resolved
     dot = start == "."

@@ -5,6 +5,8 @@ traceback."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
 from pathlib import Path
 
@@ -132,3 +134,28 @@ def test_a_helmignore_rule_helm_refuses_is_named_at_its_line(tmp_path: Path, rul
         assert "bad input c/.helmignore:3: Helm refuses this .helmignore pattern" in out + err
     assert (chart / "templates" / "pod.yaml").read_text() == GPU_POD_TEMPLATE
     assert "nvidia.com/gpu: 1" not in (tmp_path / "good.yaml").read_text()
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or (os.geteuid() == 0 and shutil.which("setpriv") is None),
+    reason="needs a plain user, or setpriv to drop root's file-reading overrides",
+)
+def test_a_folder_nobody_may_read_is_named_as_the_files_beside_it_are(tmp_path: Path) -> None:
+    """`lint .` named the files it found `good.yaml` but a folder it could not read `./noread`, in every report and
+    in the JSON report's `errors` and `files.failed`: one tree, two spellings, so a script matching names missed it.
+    The folder is now `noread`, as the files are named."""
+    from test_hostile_sweep25 import _run_without_root_overrides
+
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    (tmp_path / "noread").mkdir()
+    os.chown(tmp_path / "noread", 65534, 65534)
+    os.chmod(tmp_path / "noread", 0)
+    try:
+        code, out = _run_without_root_overrides(["lint", ".", "--format", "json"], tmp_path)
+    finally:
+        os.chmod(tmp_path / "noread", 0o755)
+
+    report = json.loads(out)
+    assert code == 2
+    assert [e["file"] for e in report["errors"]] == [f["file"] for f in report["files"]["failed"]] == ["noread"]
+    assert [f["file"] for f in report["findings"]] == ["good.yaml"]
