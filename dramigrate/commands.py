@@ -1166,12 +1166,20 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, 
 
 
 def _not_written(r: Any, result: RunResult, exc: BaseException, what: str = "not written") -> None:
-    """A rewrite that could not be written: the file's error (or internal-error finding), its fixes undone."""
+    """A rewrite that could not be written: the file's error (or internal-error finding), its fixes undone. A reason
+    that says it already ("read-only file; not written", "file changed since it was read; not overwritten") is not
+    prefixed with `what` again."""
     from dramigrate.migrate import failed_file
 
+    if (
+        isinstance(exc, InputError)
+        and what == "not written"
+        and ("not written" in exc.message or "not overwritten" in exc.message)
+    ):
+        what = ""
     failed = failed_file(r.path, exc, what)
     if failed.error is not None and (others := result.linked.get(r.path)):  # hard links: the names it is not written as
-        failed.error.message += f" ({', '.join(others)}: the same file, hard-linked, not written either)"
+        failed.error.message += f" ({', '.join(others)}: the same file, hard-linked, left as it is too)"
     r.error = failed.error
     for f in r.findings:
         f.fixed = False

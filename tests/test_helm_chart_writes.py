@@ -24,7 +24,7 @@ def test_a_refused_values_file_leaves_the_whole_chart_as_it_was(tmp_path: Path, 
     chart, before = _chart(tmp_path)
     code, _, err = run_cli(["fix", chart], timeout=120)
     assert code == 2, err
-    assert "values.yaml: not written: read-only file" in err
+    assert "values.yaml: read-only file; not written" in err
     after = {p.relative_to(chart).as_posix(): p.read_bytes() for p in chart.rglob("*") if p.is_file()}
     assert after == before
 

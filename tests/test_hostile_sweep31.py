@@ -136,6 +136,28 @@ def test_a_helmignore_rule_helm_refuses_is_named_at_its_line(tmp_path: Path, rul
     assert "nvidia.com/gpu: 1" not in (tmp_path / "good.yaml").read_text()
 
 
+def test_each_reason_a_file_is_not_written_says_so_once(tmp_path: Path) -> None:
+    """The summary's `not written:` list and each file's bad input said it twice in one reason: "not written:
+    read-only file; not written (--force writes it anyway)", "not written: has 2 hard links; a rewrite would split
+    them, so it is not written". Each reason now says it once, in every report."""
+    for name in ("ro", "linked", "good"):
+        (tmp_path / f"{name}.yaml").write_text(ONE_GPU_POD.format(name=name))
+    (tmp_path / "ro.yaml").chmod(0o444)
+    os.link(tmp_path / "linked.yaml", tmp_path / "other.yaml")
+    text_report = tmp_path.with_name(tmp_path.name + "-report.txt")
+    code, out, err = run_dramigrate(["fix", ".", "--format", "json", "--format", f"text={text_report}"], cwd=tmp_path)
+
+    report = json.loads(out)
+    reasons = [w["reason"] for w in report["files"]["notWritten"]] + [e["message"] for e in report["errors"]]
+    assert len(reasons) == 4, report["files"]
+    text = text_report.read_text()
+    listed = text.split("\nnot written: ", 1)[1].splitlines()[1:]
+    lines = [line for line in text.splitlines() if line.startswith("bad input")] + listed
+    assert len(lines) == 4, text
+    for said in reasons + lines:
+        assert said.count("not written") + said.count("not overwritten") == 1, said
+
+
 @pytest.mark.skipif(
     not hasattr(os, "geteuid") or (os.geteuid() == 0 and shutil.which("setpriv") is None),
     reason="needs a plain user, or setpriv to drop root's file-reading overrides",
