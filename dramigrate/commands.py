@@ -613,6 +613,8 @@ def outcome(result: RunResult, written: list[str] | None) -> dict[str, list[dict
     file in one list. Names and reasons as the rest of the report has them (each format escapes them its own way)."""
 
     def why(r: Any) -> str:
+        if r.stopped:
+            return str(r.stopped)
         if r.error is not None:
             return str(r.error.message)
         return next((f.message for f in r.findings if f.rule == "internal-error"), "")
@@ -655,6 +657,8 @@ def _report(
     errors = [r.error for r in result.files if r.error is not None]
     # bad input: the files in `errors`; a bug (an internal-error finding) is one of the errors, and exit 2 all the same
     s = summary(result.findings, result.scanned, changed, len(errors))
+    stopped = sum(1 for r in result.files if r.stopped)  # not bad input; the human reports' summary line says them
+    unwritten = f"{stopped} file(s) not written: the run was stopped ({result.stopped})" if stopped else ""
     for spec in ctx.reports:
         stream = sys.stdout if stream_of(spec.format, command) == "stdout" else sys.stderr
         if spec.format == "text":
@@ -670,6 +674,7 @@ def _report(
                     color=use_color(stream, opts.color),
                     dry_run=command == "diff",
                     cutover=_plan(result),
+                    unwritten=unwritten,
                 )
                 stream.write("".join(plain(line) + "\n" for line in _outcome_lines(result, written)))
                 continue
@@ -684,10 +689,11 @@ def _report(
                 show_fixed=command != "lint",
                 dry_run=command == "diff",
                 cutover=_plan(result),
+                unwritten=unwritten,
             )
             text = buffer.getvalue() + "".join(plain(line) + "\n" for line in _outcome_lines(result, written))
         else:
-            text = _render(spec.format, ctx, result, changed, errors, s, command, extra, written)
+            text = _render(spec.format, ctx, result, changed, errors, s, command, extra, written, unwritten)
         if spec.path is None:
             stream.write(text)
             stream.flush()
@@ -706,6 +712,7 @@ def _render(
     command: str,
     extra: dict[str, Any] | None,
     written: list[str] | None,
+    unwritten: str = "",
 ) -> str:
     # what the config turns off, in every report (a reviewer of a gate gone green must see it): for GitHub, an
     # annotation on the config file, named as GitHub names files (from the checkout, where the workflow runs)
@@ -730,7 +737,7 @@ def _render(
     if fmt == "junit":
         files = [str(p) for p in ctx.inputs.files] + (["-"] if ctx.stdin is not None else [])
         return ci.junit(result.findings, errors, files, notes)
-    return ci.markdown(result.findings, errors, s, command, _plan(result), notes)
+    return ci.markdown(result.findings, errors, s, command, _plan(result), notes, unwritten)
 
 
 def _plan(result: RunResult) -> str | None:
@@ -1004,7 +1011,7 @@ def do_fix(opts: Options) -> int:
     ]
     refused = _refused_together(jobs, write_options)
     with sigterm_raises():
-        failures, stopped = _write_files([(p, r) for p, r in jobs if r.path not in refused], write_options)
+        failures, stopped, not_started = _write_files([(p, r) for p, r in jobs if r.path not in refused], write_options)
     failures.update(refused)
     failures.update(undecided)
     for r in result.files:
@@ -1015,6 +1022,11 @@ def do_fix(opts: Options) -> int:
         if r.rewritten is not None:
             if r.path in failures:  # this file is not written (disk full, permission, a bug); the others are
                 _not_written(r, result, failures[r.path])
+                continue
+            if r.path in not_started:  # not bad input: the run stopped before its write began
+                _undo(r)
+                r.stopped = f"the run was stopped ({stopped}) before its write began"
+                result.stopped = stopped
                 continue
             changed += 1
             written.append(r.path)
@@ -1105,9 +1117,10 @@ def _refused_together(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, B
     return refused
 
 
-def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, BaseException], str]:
-    """Write each result's rewrite to its path; what failed, by the result's path, and the signal that stopped the
-    writes ("" if none: Ctrl-C or SIGTERM end the writes under way and start no other; those are failures too).
+def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, BaseException], str, set[str]]:
+    """Write each result's rewrite to its path; what failed, by the result's path, the signal that stopped the
+    writes ("" if none: Ctrl-C or SIGTERM end the writes under way and start no other), and the paths whose write
+    had not begun then (not written, but not failed: nothing is wrong with them).
     Writes run in threads, so the fsyncs of one file and its folder overlap the others' (600 files: 5 s one by one,
     0.5 s so). Paths that are the same file (symlinks) are written one after the other, in input order, as before."""
     import threading
@@ -1125,7 +1138,6 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, 
             same_file.setdefault(os.path.realpath(path), []).append((path, r))
     failures: dict[str, BaseException] = {}
     stopped = threading.Event()
-    not_started = InputError("the run was stopped (Ctrl-C or SIGTERM) before this file's write began")
     ended: set[str] = set()  # the results whose write ended (written, or failed)
 
     def write(group: list[tuple[Path, Any]]) -> None:
@@ -1160,9 +1172,8 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, 
         except KeyboardInterrupt as exc:  # the threads end the writes under way and start no other
             stopped.set()
             stopped_by = "SIGTERM" if isinstance(exc, Stopped) else "Ctrl-C"
-    if stopped_by:
-        failures.update((r.path, not_started) for _, r in jobs if r.path not in ended)
-    return failures, stopped_by
+    not_started = {r.path for _, r in jobs if r.path not in ended} if stopped_by else set()
+    return failures, stopped_by, not_started
 
 
 def _not_written(r: Any, result: RunResult, exc: BaseException, what: str = "not written") -> None:
@@ -1181,13 +1192,18 @@ def _not_written(r: Any, result: RunResult, exc: BaseException, what: str = "not
     if failed.error is not None and (others := result.linked.get(r.path)):  # hard links: the names it is not written as
         failed.error.message += f" ({', '.join(others)}: the same file, hard-linked, left as it is too)"
     r.error = failed.error
-    for f in r.findings:
-        f.fixed = False
     r.findings.extend(failed.findings)
     result.findings.extend(failed.findings)
+    _undo(r)
+    result.bad_input += 1
+
+
+def _undo(r: Any) -> None:
+    """A rewrite fix did not write: its file says nothing fixed."""
+    for f in r.findings:
+        f.fixed = False
     r.rewritten = None
     r.not_written = True
-    result.bad_input += 1
 
 
 def _write_chart(chart: Any, result: RunResult, options: Any) -> int:

@@ -40,6 +40,7 @@ class RunResult:
     cutover: Plan | None = None  # the order of operations for the classes the run migrates to (report footer)
     decisions: list[str] = field(default_factory=list)  # --verbose: each file's decisions, in input order
     linked: dict[str, list[str]] = field(default_factory=dict)  # file -> its other names in the run (hard links)
+    stopped: str = ""  # fix: the signal that stopped its writes (SIGTERM, Ctrl-C), or ""
 
 
 def _init(parent: int, settings: Settings, target: Target) -> None:

@@ -35,6 +35,7 @@ class FileResult:
     changes: list[str] = field(default_factory=list)
     templates: list[dict[str, Any]] = field(default_factory=list)  # ResourceClaimTemplates emitted (fix mode)
     not_written: bool = False  # fix had a rewrite for it that could not be written
+    stopped: str = ""  # fix was stopped before this file's write began: why it is not written (it is not bad input)
     together: str = ""  # files written all or none (a kustomize graph): the graph's name
     decisions: list[str] = field(default_factory=list)  # --verbose: why each thing was done or left alone
     suppressed: list[Finding] = field(default_factory=list)  # findings its suppression comments hid (not rewritten)

@@ -225,7 +225,9 @@ def test_fix_stopped_by_sigterm_while_writing_names_the_files_it_wrote(tmp_path:
     tree to know. The writes under way now end, no other starts, and the report lists the files written (exactly
     those rewritten on disk) and the others as not written; the exit status is SIGTERM's (143). Each file is named in
     one list: the summary listed every file not written twice (under `not written:` and again under `failed:`, and
-    in both `notWritten` and `failed` of the JSON report), so a script adding the lists counted them twice."""
+    in both `notWritten` and `failed` of the JSON report), so a script adding the lists counted them twice. Nor are
+    they bad input: the summary said "N file(s) with bad input", the text report had a `bad input` line for each, the
+    Markdown table a `bad-input` row and the JSON report an error; they are counted as not written, the run stopped."""
     import os
     import signal
     import subprocess
@@ -238,9 +240,21 @@ def test_fix_stopped_by_sigterm_while_writing_names_the_files_it_wrote(tmp_path:
         (tmp_path / f"p{i}.yaml").write_text(ONE_GPU_POD.format(name=f"p{i}"))
     original = ONE_GPU_POD.format(name="p0").replace("p0", "{}")
     text_report = tmp_path.with_name(tmp_path.name + "-report.txt")  # beside the tree: the tree holds only manifests
+    markdown_report = tmp_path.with_name(tmp_path.name + "-report.md")
     env = {**os.environ, "NO_COLOR": "1"}
     process = subprocess.Popen(
-        [dramigrate_executable(), "fix", ".", "--format", "json", "--format", f"text={text_report}", "-q"],
+        [
+            dramigrate_executable(),
+            "fix",
+            ".",
+            "--format",
+            "json",
+            "--format",
+            f"text={text_report}",
+            "--format",
+            f"markdown={markdown_report}",
+            "-q",
+        ],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
@@ -269,6 +283,13 @@ def test_fix_stopped_by_sigterm_while_writing_names_the_files_it_wrote(tmp_path:
     summary = text_report.read_text().split("\nwritten: ", 1)[1]
     assert "\nfailed:" not in summary and all(summary.count(f"\n  {name}:") == 1 for name in left)
     assert not [p.name for p in tmp_path.iterdir() if not p.name.endswith(".yaml")]
+    assert report["errors"] == [] and report["summary"]["badInput"] == 0
+    reasons = {f["reason"] for f in report["files"]["notWritten"]}
+    assert reasons == {"the run was stopped (SIGTERM) before its write began"}, reasons
+    said = f"{len(left)} file(s) not written: the run was stopped (SIGTERM)"
+    for text in (text_report.read_text(), markdown_report.read_text()):
+        assert "bad input" not in text and "bad-input" not in text, text[:600]
+        assert said in next(line for line in text.splitlines() if " file(s) scanned" in line), text[-600:]
 
 
 @pytest.mark.parametrize("field", READ_FIELDS, ids=lambda f: f.split(":")[0])

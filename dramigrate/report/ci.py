@@ -176,9 +176,11 @@ def markdown(
     command: str = "lint",
     cutover: str | None = None,
     notes: Iterable[tuple[str, str]] = (),
+    unwritten: str = "",
 ) -> str:
     """A Markdown report, e.g. for a pull-request comment or a job summary (report/templates/report.md.j2); notes:
-    (file, message) of what a repository's config turns off, said above the findings."""
+    (file, message) of what a repository's config turns off, said above the findings; unwritten: the files a stopped
+    fix did not write, said on the summary line."""
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
     env = Environment(
@@ -214,5 +216,10 @@ def markdown(
             }
         )
     return env.get_template("report.md.j2").render(
-        rows=rows, summary=summary, command=command, cutover=cutover, notes=[note for _, note in notes]
+        rows=rows,
+        summary=summary,
+        command=command,
+        cutover=cutover,
+        notes=[note for _, note in notes],
+        unwritten=unwritten,
     )

@@ -23,7 +23,9 @@ def render(
     color: bool = False,
     dry_run: bool = False,
     cutover: str | None = None,
+    unwritten: str = "",
 ) -> None:
+    """unwritten: the files a stopped fix did not write, said after the counts ("N file(s) not written: ...")."""
     from rich.console import Console
     from rich.text import Text
 
@@ -57,14 +59,14 @@ def render(
             lines.append(Text(f"    related: {plain(r.file, False)}:{r.line}: {plain(r.note, False)}"))
     if cutover:
         lines.append(Text.assemble(("cutover plan", "bold"), ": ", plain(cutover, False)))
-    lines.append(Text(summary_line(summary, dry_run)))
+    lines.append(Text(summary_line(summary, dry_run, unwritten)))
     console = Console(
         file=stream, highlight=False, soft_wrap=True, force_terminal=color, no_color=not color, emoji=False
     )
     console.print(Text("\n").join(lines))
 
 
-def summary_line(summary: dict[str, Any], dry_run: bool = False) -> str:
+def summary_line(summary: dict[str, Any], dry_run: bool = False, unwritten: str = "") -> str:
     if not summary["files"] and not summary.get("badInput"):
         return "0 files scanned: nothing to check"
     parts = [f"{summary['files']} file(s) scanned"]
@@ -77,4 +79,6 @@ def summary_line(summary: dict[str, Any], dry_run: bool = False) -> str:
         parts.append(f"{summary['fixable']} fixable with `dramigrate fix`")
     if summary.get("badInput"):
         parts.append(f"{summary['badInput']} file(s) with bad input")
+    if unwritten:
+        parts.append(unwritten)
     return ", ".join(parts)
