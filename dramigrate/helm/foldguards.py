@@ -44,7 +44,8 @@ from pathlib import PurePosixPath
 from dramigrate.helm.rewrite import Change, _actions, _terms
 
 _GUARD = re.compile(r"\{\{- if not (?P<x>.+?) \}\}")
-_SWITCH = re.compile(r"\bdra(?:Enabled)?\b")  # the switch, or the define that states it with its guards (oneswitch)
+# the switch, or the define that states it with its guards (oneswitch; not a chart's own `.Values.draEnabled`)
+_SWITCH = re.compile(r'\bdra\b|\.draEnabled"')
 _IF = re.compile(r"\{\{- if (?P<c>.+?) \}\}")
 _VARIABLE = re.compile(r"\$\w")  # a template variable (`$.Values` is the root)
 _OPENS = ("if", "range", "with", "define", "block")
