@@ -194,3 +194,20 @@ def test_a_product_the_migration_reads_as_shared_with_the_defaults_keeps_the_swi
     assert "resourceClaims" not in mig
     whole = _pods(chart, "shared.product=NVIDIA-L40S")["release-name-shared"]
     assert whole["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+
+
+def test_the_switch_and_its_shared_product_guard_are_written_once(tmp_path: Path) -> None:
+    """The rewrite states the switch with the guard once, in a define that says whether DRA is on, which every
+    condition of the template and the claim template includes; the guard was repeated in each of them
+    (kishore-insureguard: 36 times in its 8 files). The pod keeps its device-plugin request with the defaults and
+    gets the claim with the user's values, as before."""
+    chart = chart_with(tmp_path, "shared", {"templates/shared.yaml": SHARED, "values.yaml": VALUES})
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("shared:\n  product: NVIDIA-L40S\n")
+    fix_chart(chart, values=(mine,))
+    template = (chart / "templates/shared.yaml").read_text()
+    written = "".join(p.read_text() for p in (chart / "templates").iterdir())
+    assert written.count("regexMatch") == 1 and written.count(".Values.dra.enabled") == 1, written
+    assert '(include "shared.draEnabled" .)' in template and "regexMatch" not in template
+    assert "resourceClaims" not in _pods(chart)["release-name-shared"]
+    assert "resourceClaims" in _pods(chart, "shared.product=NVIDIA-L40S")["release-name-shared"]

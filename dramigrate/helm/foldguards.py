@@ -44,7 +44,8 @@ from pathlib import PurePosixPath
 from dramigrate.helm.rewrite import Change, _actions, _terms
 
 _GUARD = re.compile(r"\{\{- if not (?P<x>.+?) \}\}")
-_SWITCH = re.compile(r"\bdra\b")
+# the switch, or the define that states it with its guards (oneswitch; not a chart's own `.Values.draEnabled`)
+_SWITCH = re.compile(r'\bdra\b|\.draEnabled"')
 _IF = re.compile(r"\{\{- if (?P<c>.+?) \}\}")
 _VARIABLE = re.compile(r"\$\w")  # a template variable (`$.Values` is the root)
 _OPENS = ("if", "range", "with", "define", "block")
@@ -237,12 +238,18 @@ def _nested(text: str, blocks: list[_Block], fresh: frozenset[str]) -> str | Non
 
 
 def _conjuncts(cond: str) -> list[str]:
-    """The parts of a condition that must all be true (`and .a (gt .b 0)` -> `.a`, `(gt .b 0)`), parentheses around
-    the whole dropped."""
-    while cond.startswith("(") and _terms(cond) == [cond]:
-        cond = cond[1:-1]
+    """The parts of a condition that must all be true (`and .a (gt .b 0)` -> `.a`, `gt .b 0`), parentheses around
+    the whole and around each part dropped (`(include "x.draEnabled" .)` as a part and as a whole condition)."""
+    cond = _bare(cond)
     terms = _terms(cond)
-    return terms[1:] if terms[:1] == ["and"] else [cond]
+    return [_bare(t) for t in terms[1:]] if terms[:1] == ["and"] else [cond]
+
+
+def _bare(term: str) -> str:
+    """The term without parentheses around the whole of it."""
+    while term.startswith("(") and _terms(term) == [term]:
+        term = term[1:-1]
+    return term
 
 
 def _arg(expr: str) -> str:

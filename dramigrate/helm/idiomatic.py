@@ -1531,6 +1531,7 @@ def build(
     if any(f'"{free_claim_define(name)}"' in c.after for c in changes):
         sections.append(free_claim_section(name))
     from dramigrate.helm.oldcluster import one_check
+    from dramigrate.helm.oneswitch import stated_once
     from dramigrate.helm.sharedtemplate import one_template, renamed
 
     fail = fail_when("", OLD_CLUSTER.format(DRA_OFF))[1].strip()
@@ -1538,6 +1539,7 @@ def build(
     claim_file, renames = one_template(name, one_check(head + "".join(sections), SERVED, fail), taken)
     changes = [dataclasses.replace(c, after=renamed(c.after, renames)) for c in changes]
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, claim_file))
+    changes = stated_once(name, changes, guards, CLAIM_TEMPLATE_FILE, helpers)  # the guards once, not in each `if`
     resource = (" or " if several or any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
     )
