@@ -664,6 +664,8 @@ def merge_edit(original: str, baseline: str, after: str) -> str:
             start = end = _before_comments_of_next(o, to_original[i1 - 1] + 1, pos)
         elif i1 in to_original:
             start = end = to_original[i1]
+        elif i1 == len(b) and b:  # added at the end, after lines the dump spells differently (`!!str` and its
+            start = end = len(o)  # text on one line, not two): the document's last line is theirs in the original
         else:
             return after
         if start < pos:
@@ -691,8 +693,12 @@ def _same_keys(dumped: list[str], original: list[str]) -> bool:
 def _key(line: str) -> str | None:
     """The `key` (with a leading `- `) of a `key: value` line, as the matcher compares it; None for other lines."""
     text = _content(line)
+    if text.startswith("#"):
+        return None
+    if text.endswith(":") and " #" not in text:  # `key:`, as ruamel writes `key: !!null` (or `!!null ""`)
+        return text[:-1]
     at = text.find(": ")
-    return text[:at] if at > 0 and not text.startswith("#") else None
+    return text[:at] if at > 0 else None
 
 
 def _before_comments_of_next(lines: list[str], at: int, floor: int) -> int:
