@@ -72,3 +72,20 @@ def test_fix_keeps_every_line_of_a_document_with_a_tagged_value(value: str, wher
     # The device edit is the untagged document's, and every other line is the input's, spacing included.
     assert fixed == _fix(DEPLOYMENT.format(**plain)).replace(plain[where], value)
     assert '          image:   "app:1"\n' in fixed
+
+
+def test_a_tagged_value_fix_cannot_keep_refuses_its_document_at_its_line() -> None:
+    """Where the minimal edit cannot be placed (a pod spec ending in a two-line `!!str` before another, each written
+    on one line by ruamel), fix names the tagged value's line and writes nothing, not a re-spelled document."""
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - name: app\n"
+        '      image:   "app:1"\n      resources:\n        limits:\n          nvidia.com/gpu: 1\n'
+        "  hostname: !!str two\n    words\nstatus: !!str more\n  words\n"
+    )
+    settings = Settings()
+
+    result = run_file(Job("pod.yaml", text.encode(), True), load_rules(settings.rules), settings, Target.parse("1.36"))
+
+    assert result.rewritten is None
+    assert result.error is not None and result.error.line == text.splitlines().index("  hostname: !!str two") + 1
+    assert "!!str" in result.error.message and "nothing written" in result.error.message
