@@ -723,12 +723,10 @@ def _same_keys(dumped: list[str], original: list[str]) -> bool:
 def _key(line: str) -> str | None:
     """The `key` (with a leading `- `) of a `key: value` line, as the matcher compares it; None for other lines."""
     text = _content(line)
-    if text.startswith("#"):
-        return None
-    if text.endswith(":") and " #" not in text:  # `key:`, as ruamel writes `key: !!null` (or `!!null ""`)
-        return text[:-1]
     at = text.find(": ")
-    return text[:at] if at > 0 else None
+    if at < 0 and text.endswith(":"):  # `key:`, as ruamel writes `key: !!null` (or `!!null ""`)
+        at = len(text) - 1
+    return text[:at] if at > 0 and not text.startswith("#") else None
 
 
 def _before_comments_of_next(lines: list[str], at: int, floor: int) -> int:

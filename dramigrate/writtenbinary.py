@@ -3,13 +3,11 @@
 ruamel's round-trip constructor reads `!!binary aGVsbG8=` as plain bytes and its representer writes bytes as a
 literal block of freshly encoded base64 (`!!binary |` and the text on the next line, 76 characters a line), so the
 dump fix compares against the original no longer matched it line for line, and a manifest with a `!!binary` value
-anywhere was written back whole, every line re-spaced. WrittenBinary is those bytes with the scalar's text and style
-kept; the representer writes that scalar again while the bytes are still what the text decodes to."""
+just before where fix adds a field (the end of a pod spec that ends the document) was written back whole, every line
+re-spaced. WrittenBinary is those bytes with the scalar's text and style kept, which the representer writes again."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any
 
 BINARY_TAG = "tag:yaml.org,2002:binary"
@@ -37,13 +35,7 @@ def construct_written_binary(constructor: Any, node: Any) -> bytes:
 
 
 def represent_written_binary(representer: Any, data: WrittenBinary) -> Any:
-    """The scalar as written; ruamel's own literal block when the bytes no longer match the text."""
-    try:
-        same = base64.decodebytes(data.text.encode("ascii")) == bytes(data)
-    except (UnicodeEncodeError, binascii.Error):
-        same = False
-    if not same:
-        return representer.represent_binary(bytes(data))
-    # the tag as ruamel's represent_tagged_scalar names a `!!str` it read: its emitter writes a scalar plain only
-    # when the tag is not spelled out as tag:yaml.org,2002:..., and quotes it otherwise
+    """The scalar as written (bytes do not change, so the text still decodes to them). The tag is spelled as
+    ruamel's represent_tagged_scalar spells a `!!str` it read: its emitter writes a scalar plain only when the tag
+    is not spelled tag:yaml.org,2002:..., and quotes it otherwise."""
     return representer.represent_scalar("!! binary", data.text, style=data.style)
