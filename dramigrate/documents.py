@@ -609,6 +609,8 @@ def edited_body(path: str, doc: Document) -> str:
     merged = merge_edit(doc.body, doc.baseline or "", after)
     prefix = doc.tags + "---\n" if doc.tags else ""
     for candidate in (merged, after):
+        if candidate is after:
+            _refuse_lost_tag(path, doc, after)
         if not prefix and _reads_back_fast(candidate, expected):
             return candidate
         try:
@@ -619,6 +621,34 @@ def edited_body(path: str, doc: Document) -> str:
     raise InputError(
         "the rewritten document would not parse back to the intended objects; nothing written", path, doc.start_line
     )
+
+
+def _refuse_lost_tag(path: str, doc: Document, after: str) -> None:
+    """Refuse, at its line, an explicitly tagged value that ruamel's whole dump (written when the minimal merge
+    cannot place an edit) would not write as the user did: fix never re-spells a document silently."""
+    import yaml
+
+    written = {_content(line) for line in after.splitlines()}
+    lines = doc.body.splitlines()
+    try:
+        events = list(yaml.parse(doc.tags + "---\n" + doc.body if doc.tags else doc.body, Loader=yaml.CSafeLoader))
+    except yaml.YAMLError:
+        return  # what does not parse here is left to the read-back check
+    skipped = (doc.tags + "---\n").count("\n") if doc.tags else 0
+    for ev in events:
+        if not isinstance(ev, yaml.NodeEvent) or getattr(ev, "tag", None) is None:
+            continue
+        written_tag = ev.implicit == (False, False) if isinstance(ev, yaml.ScalarEvent) else ev.implicit is False
+        if not written_tag:
+            continue  # a tag only resolved, not written
+        at = ev.start_mark.line - skipped
+        if 0 <= at < len(lines) and _content(lines[at]) not in written:
+            raise InputError(
+                f"fix cannot keep the value tagged {ev.tag.replace('tag:yaml.org,2002:', '!!')} as it is written, "
+                "and will not rewrite the whole document around it; nothing written",
+                path,
+                doc.start_line + at,
+            )
 
 
 def _reads_back_fast(text: str, expected: Any) -> bool:
@@ -664,6 +694,8 @@ def merge_edit(original: str, baseline: str, after: str) -> str:
             start = end = _before_comments_of_next(o, to_original[i1 - 1] + 1, pos)
         elif i1 in to_original:
             start = end = to_original[i1]
+        elif i1 == len(b) and b:  # added at the end, after lines the dump spells differently (`!!str` and its
+            start = end = len(o)  # text on one line, not two): the document's last line is theirs in the original
         else:
             return after
         if start < pos:
@@ -692,6 +724,8 @@ def _key(line: str) -> str | None:
     """The `key` (with a leading `- `) of a `key: value` line, as the matcher compares it; None for other lines."""
     text = _content(line)
     at = text.find(": ")
+    if at < 0 and text.endswith(":"):  # `key:`, as ruamel writes `key: !!null` (or `!!null ""`)
+        at = len(text) - 1
     return text[:at] if at > 0 and not text.startswith("#") else None
 
 

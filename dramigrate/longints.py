@@ -10,6 +10,8 @@ import sys
 from functools import cache
 from typing import Any
 
+from dramigrate.writtenbinary import BINARY_TAG, construct_written_binary
+
 INT_TAG = "tag:yaml.org,2002:int"
 
 
@@ -94,6 +96,7 @@ def round_trip_constructor() -> type:
         pass
 
     Constructor.add_constructor(INT_TAG, _guarded(RoundTripConstructor.construct_yaml_int, ConstructorError))
+    Constructor.add_constructor(BINARY_TAG, construct_written_binary)
     return Constructor
 
 
@@ -107,4 +110,5 @@ def lenient_round_trip_constructor() -> type:
         pass
 
     Constructor.add_constructor(INT_TAG, _guarded(RoundTripConstructor.construct_yaml_int, None))
+    Constructor.add_constructor(BINARY_TAG, construct_written_binary)
     return Constructor

@@ -31,6 +31,7 @@ from ruamel.yaml.tag import Tag
 from ruamel.yaml.tokens import CommentToken
 
 from dramigrate.memo import remember
+from dramigrate.writtenbinary import WrittenBinary, represent_written_binary
 
 _RESOLVED: dict[tuple[Any, str, tuple[bool, bool]], Any] = {}  # (version, text, implicit) -> the resolved Tag
 _ANALYSED: dict[tuple[str, bool, bool, bool], tuple[Any, ...]] = {}  # (text, emitter flags) -> analysis fields
@@ -71,6 +72,9 @@ class Representer(RoundTripRepresenter):
                 shared = remember(_TAGS, tag, Tag(suffix=tag), _MAX_MEMO)
             tag = shared
         return super().represent_scalar(tag, value, style=style, anchor=anchor)
+
+
+Representer.add_representer(WrittenBinary, represent_written_binary)
 
 
 class Emitter(RoundTripEmitter):

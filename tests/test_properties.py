@@ -15,6 +15,7 @@ it was written for; a JSON manifest stays JSON.
 
 from __future__ import annotations
 
+import base64
 import difflib
 import json
 import os
@@ -139,6 +140,7 @@ class Container:
     role: str  # "app", "sidecar" or "init"
     counts: dict[str, int]  # resource -> count as the device plugin saw it
     placement: dict[str, str]  # resource -> "limits", "requests" or "both"
+    note: str = ""  # an explicitly tagged env value written after the resources (TAGGED_NOTES), or none
 
 
 @dataclass
@@ -241,7 +243,29 @@ def _container_yaml(c: Container, style: Style, comment: Callable[[], str]) -> d
         resources = {k: S("{" + ", ".join(f"{r}: {x.text}" for r, x in v.items()) + "}") for k, v in resources.items()}
     if resources:
         body["resources"] = _noted(resources, "requests", comment)
+    if c.note:
+        body["env"] = [{"name": "NOTE", "value": S(c.note)}]
     return _noted(body, "resources", comment)
+
+
+# Explicitly tagged values, which fix keeps as written with every line around them (a `!!binary` value once made
+# it write the whole document again). The API server reads each as text: KubernetesLoader.
+TAGGED_NOTES = ("!!str 5", '!!str "quoted"', "!!binary aGVsbG8=", "!!binary 'aGVsbG8='", "!Secret db-password")
+
+
+class KubernetesLoader(yaml.SafeLoader):
+    """PyYAML's safe loader reading tags as the API server's decoder (go-yaml v2) does: a `!!binary` value as the
+    text it decodes to, a custom tag's scalar as its text."""
+
+
+KubernetesLoader.add_constructor(
+    "tag:yaml.org,2002:binary", lambda loader, node: base64.b64decode(loader.construct_scalar(node)).decode()
+)
+KubernetesLoader.add_multi_constructor("!", lambda loader, _suffix, node: loader.construct_scalar(node))
+
+
+def load_all(text: str) -> list[Any]:
+    return [d for d in yaml.load_all(text, Loader=KubernetesLoader) if d is not None]  # noqa: S506 - a safe loader
 
 
 UNTOUCHED = [
@@ -307,6 +331,7 @@ def containers(draw: st.DrawFn, role: str, index: int) -> Container:
         role=role,
         counts={r: draw(counts) for r in resources},
         placement={r: draw(st.sampled_from(["limits", "limits", "both", "requests"])) for r in resources},
+        note=draw(st.sampled_from(("", "", *TAGGED_NOTES))),
     )
 
 
@@ -447,14 +472,14 @@ def check_fixed(case: Case, result: FileResult, target: str) -> str:
             got = _line_after_comment(rewritten, c)
             assert got == following, f"# {c} was above {following!r}, now above {got!r}:\n{plain}"
 
-    objects = [d for d in yaml.safe_load_all(plain) if d is not None]
+    objects = load_all(plain)
     workloads = [o for o in objects if o["kind"] == case.kind]
     templates = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceClaimTemplate"}
     (workload,) = workloads
     spec = pod_spec_of(workload)
     expected = case.expected()
     # Every field but the devices and the DRA fields fix writes is as it was (a flow list changes on one line).
-    before = yaml.safe_load(case.workload)
+    (before,) = load_all(case.workload)
     assert without_devices(workload) == without_devices(before), f"a field changed:\n{case.workload}---\n{plain}"
 
     # (b) everything emitted or rewritten validates strictly, for 1.34 and 1.36.
@@ -592,6 +617,22 @@ PLUS_COUNT_REMOVED = Case(
 )
 
 
+# Found by a red team: a `!!binary` value on the document's last line made fix write ruamel's whole dump (the value as
+# a fresh `!!binary |` block), so the pod-wide fields added after it had no line to go after.
+BINARY_LAST = Case(
+    kind="Pod",
+    name="w0",
+    namespace="",
+    containers=[Container("app-0", "app", {"nvidia.com/gpu": 1}, {"nvidia.com/gpu": "limits"}, "!!binary aGVsbG8=")],
+    style=Style(indent=2, offset=2, newline="\n", quote_counts=False),
+    workload=(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: w0\nspec:\n  containers:\n    - name: app-0\n"
+        "      image:   registry.example/app-0:1\n      resources:\n        limits:\n          nvidia.com/gpu: 1\n"
+        "      env:\n        - name: NOTE\n          value: !!binary aGVsbG8=\n"
+    ),
+)
+
+
 # Found by the fuzzer in CI: five containers of 5-8 Gaudis (33 in all) became one claim over the scheduler's 32-device
 # limit, and fix refused the pod; a device class over the limit now goes into claims request by request.
 CLASS_OVER_CLAIM_LIMIT = Case(
@@ -635,6 +676,7 @@ CLASS_OVER_CLAIM_LIMIT.workload = to_yaml(
 @example(case=COMMENT_ABOVE_NEXT_FIELD, target="1.34")
 @example(case=COMMENT_BELOW_REMOVED_MAP, target="1.36")
 @example(case=PLUS_COUNT_REMOVED, target="1.34")
+@example(case=BINARY_LAST, target="1.36")
 def test_fix_keeps_devices_validates_and_is_idempotent(case: Case, target: str) -> None:
     raw = case.raw()
     result = run(raw, fix=True, target=target)
@@ -712,7 +754,7 @@ def test_every_request_is_reported_on_its_line(case: Case) -> None:
 def test_a_json_manifest_stays_json_and_keeps_its_devices(case: Case, indent: int | None) -> None:
     """A workload written as JSON (counts as numbers, or as strings when quoted) is fixed as JSON: the output
     parses as JSON, validates, gives each container exactly its devices, and a second fix changes nothing."""
-    data = yaml.safe_load(case.workload)
+    (data,) = load_all(case.workload)
     raw = (json.dumps(data, indent=indent) + "\n").encode()
     result = run_file(Job("generated.json", raw, True), rules(), Settings(), Target.parse("1.36"))
     assert result.error is None, f"bad input? {result.error}"
