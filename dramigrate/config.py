@@ -9,7 +9,15 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
-from dramigrate.limits import MAX_FILE_BYTES, SETTINGS, check_structure, expands_within, nodes_upto, read_regular
+from dramigrate.limits import (
+    MAX_FILE_BYTES,
+    SETTINGS,
+    check_structure,
+    expands_within,
+    nodes_upto,
+    read_regular,
+    repeated_key,
+)
 from dramigrate.longints import guard_pyyaml, long_int_at
 from dramigrate.quantity import QuantityError, parse_quantity
 from dramigrate.tagfit import guard_pyyaml_tags
@@ -332,23 +340,8 @@ def _duplicate_key(text: str) -> tuple[str, int, int] | None:
         node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:
         return None
-    todo, seen_nodes = [node], set()
-    while todo:
-        current = todo.pop()
-        if id(current) in seen_nodes or not isinstance(current, (yaml.MappingNode, yaml.SequenceNode)):
-            continue
-        seen_nodes.add(id(current))
-        if isinstance(current, yaml.SequenceNode):
-            todo.extend(current.value)
-            continue
-        keys: set[str] = set()
-        for k, v in current.value:
-            if isinstance(k, yaml.ScalarNode) and k.tag != "tag:yaml.org,2002:merge":
-                if k.value in keys:
-                    return k.value, k.start_mark.line + 1, k.start_mark.column + 1
-                keys.add(k.value)
-            todo.append(v)
-    return None
+    twice = repeated_key(node) if node is not None else None
+    return None if twice is None else (twice.value, twice.start_mark.line + 1, twice.start_mark.column + 1)
 
 
 def parse_size(value: Any, where: str = "") -> int:

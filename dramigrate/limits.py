@@ -296,6 +296,32 @@ def nodes_upto(text: str | bytes, limit: int) -> int:
     return count
 
 
+def repeated_key(root: Any) -> Any:
+    """The second of a key written twice in one mapping of a composed YAML node (a PyYAML ScalarNode, by tag and
+    text), at any depth, each node once (aliases not followed again); None when no key repeats. PyYAML keeps the
+    last silently, where fix's round-trip parser refuses the repeat."""
+    import yaml
+
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys: set[tuple[str, str]] = set()
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if (key.tag, key.value) in keys:
+                        return key
+                    keys.add((key.tag, key.value))
+                stack += [key, value]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
+    return None
+
+
 def check_values_text(text: bytes, shown: str, what: str = "this values file", line: int = 1) -> None:
     """check_values_file's bound on a values file's bytes (what: how the message names the file, in the file or
     chart named by shown, at line)."""

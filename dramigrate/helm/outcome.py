@@ -62,6 +62,9 @@ ADDED_DEVICE = "added to every resources map of the values"  # the end of that p
 # a user's own toleration, of a taint no device plugin uses: what a DRA pod must add its device's toleration to (one
 # key, one line of YAML: a chart that misindents a longer list renders it as badly without the rewrite)
 OWN_TOLERATION = {"key": "example.com/dedicated"}
+# the value set whose tolerations lists all hold OWN_TOLERATION alone (run._variations; proven again after the DRA
+# values by passthroughproof._later_files)
+OWN_LISTS = f"every tolerations list of the values set to [{OWN_TOLERATION['key']}]"
 
 
 _UNCOVERED = (  # your values ask for devices through keys the DRA values files fix wrote leave as they are

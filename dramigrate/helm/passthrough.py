@@ -2819,10 +2819,9 @@ def _operand(expr: str) -> str:
 
 
 # a key's list written on the key's own line inside `with`: ` {{ toYaml . | nindent 8 }}` after `tolerations:`
-_WITH_INLINE = re.compile(r"[ \t]+\{\{-?\s*(?:toYaml \.|\. \| toYaml) \| nindent \d+\s*-?\}\}\s*")
-_WITH_BODY = re.compile(
-    r"\s*\{\{-?\s*(?:toYaml \.|\. \| toYaml) \| nindent \d+\s*-?\}\}\s*|\s*\{\{\s*toYaml \. \| indent \d+\s*-?\}\}\s*"
-)
+_TOYAML_DOT = r"\{\{-?\s*(?:toYaml \.|\. \| toYaml) \| nindent \d+\s*-?\}\}"  # `{{- toYaml . | nindent 8 }}`
+_WITH_INLINE = re.compile(rf"[ \t]+{_TOYAML_DOT}\s*")
+_WITH_BODY = re.compile(rf"\s*{_TOYAML_DOT}\s*|\s*\{{\{{\s*toYaml \. \| indent \d+\s*-?\}}\}}\s*")
 
 
 def _pod_span(lines: list[str], pod: int) -> range:

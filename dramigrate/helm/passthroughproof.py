@@ -33,6 +33,7 @@ from dramigrate.helm.outcome import (
     _UNCOVERED,
     ADDED_DEVICE,
     ENGINE_HINT,
+    OWN_LISTS,
     OWN_TOLERATION,
     ChartOptions,
     ChartOutcome,
@@ -935,10 +936,9 @@ def _later_asked(
     renders are started with the value sets' (start_renders), compared by _later_files."""
     from dramigrate.helm.passthrough import DEVICE_TWICE
 
-    label = f"every tolerations list of the values set to [{OWN_TOLERATION['key']}]"
     later = None
     unkept = False
-    if lists and label in originals and not originals[label].error:
+    if lists and OWN_LISTS in originals and not originals[OWN_LISTS].error:
         later = _later_lists(merged, lists, value_sources(copy_root, outcome.display, ChartOptions(), dra).merged)
         unkept = later is None  # said, not proven (as for a list the DRA values carry whole)
     again: dict[str, Any] = {}
@@ -965,7 +965,6 @@ def _later_files(
     device twice (device plugin and claim). '' when proven, else why not."""
     from dramigrate.helm.passthrough import DEVICE_TWICE
 
-    label = f"every tolerations list of the values set to [{OWN_TOLERATION['key']}]"
     if asked.unkept:
         outcome.checked.append(f"{LATER_TOLERATIONS}: not kept (one is in a list the DRA values set whole)")
     # the two renders are independent of each other: rendered at once (started with the value sets'), checked in turn
@@ -976,7 +975,7 @@ def _later_files(
         case = f"with {LATER_TOLERATIONS} to [{OWN_TOLERATION['key']}]"
         if later_on.error:
             return f"{case}, the rewritten chart does not render: {later_on.error}"
-        if why := _not_proven_on(case, *renders[label], later_on):
+        if why := _not_proven_on(case, *renders[OWN_LISTS], later_on):
             return why
         outcome.checked.append(f"{LATER_TOLERATIONS} (DRA values, then [{OWN_TOLERATION['key']}])")
     if asked.zero:

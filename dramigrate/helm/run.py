@@ -56,6 +56,7 @@ from dramigrate.helm.nullcounts import null_sets, reference_stream
 from dramigrate.helm.outcome import (
     ADDED_DEVICE,
     ENGINE_HINT,
+    OWN_LISTS,
     OWN_TOLERATION,
     ChartOptions,
     ChartOutcome,
@@ -517,10 +518,9 @@ def _variations(
     if tolerations := [*tolerations_lists(merged), *read_tolerations(_templates(root, helpers=True), merged)]:
         own = with_paths(merged, [(path, [dict(OWN_TOLERATION)]) for path in tolerations])
         values = override(sources, own)
-        label = f"every tolerations list of the values set to [{OWN_TOLERATION['key']}]"
+        label = OWN_LISTS
         add(label, copts.render((work.values_file(values),), False), values)
         # the user's lists tolerating the devices' taints themselves (GPU values often do): the migration then adds
-        # no toleration, nor may the rewrite (a second one)
         # no toleration, nor may the rewrite (a second one); with several devices, also the first alone: the taints
         # are checked one by one (a list tolerating the GPU's taint does not tolerate an EFA NIC's)
         devices = sorted({k[5] for rel in relations for k in rel.keys})

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
-from dramigrate.limits import file_type, is_regular, nodes_upto, read_regular
+from dramigrate.limits import file_type, is_regular, nodes_upto, read_regular, repeated_key
 from dramigrate.sources import GIT_ABOVE, KUSTOMIZATION_NAMES, SKIP_DIRS, Walked, git_above, leaves_folder, walk
 
 NAMES = KUSTOMIZATION_NAMES
@@ -303,7 +303,7 @@ def _load(path: Path, preloaded: Preloaded | None = None) -> Loaded:
             ) from exc
         finally:
             loader.dispose()
-    if node is not None and (twice := _duplicate_key(node)) is not None:  # fix's round-trip parser refuses it too
+    if node is not None and (twice := repeated_key(node)) is not None:  # fix's round-trip parser refuses it too
         raise InputError(
             f"invalid kustomization: duplicate key: {twice.value}",
             str(path),
@@ -366,28 +366,6 @@ def excessive_aliasing(root: yaml.Node) -> bool:
         elif isinstance(node, yaml.MappingNode):
             stack += [(child, inside) for pair in reversed(node.value) for child in reversed(pair)]
     return False
-
-
-def _duplicate_key(root: yaml.Node) -> yaml.ScalarNode | None:
-    """The second of a key written twice in one mapping, at any depth (each node once, aliases not followed again)."""
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            keys: set[tuple[str, str]] = set()
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
-                    if (key.tag, key.value) in keys:
-                        return key
-                    keys.add((key.tag, key.value))
-                stack += [key, value]
-        elif isinstance(node, yaml.SequenceNode):
-            stack += node.value
-    return None
 
 
 def _load_fast(text: str) -> tuple[Any, Any]:
