@@ -652,6 +652,8 @@ def map_edits(
                         f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: {key[1]}/{key[3]} container {o.get('name')} "
                         + why
                     )
+                if not merges and (fallback := _fallback_map(path, merged, old_res)):
+                    path = fallback
                 edit = edits.setdefault(path, MapEdit(path, flat=flat(get_path(merged, path))))
                 if not merges and not _passed_as_is(edit, merged, old_res):
                     raise NotPassThrough(f"{where}: {_not_as_is(path, merged, old_res, new_res)}")
@@ -754,6 +756,18 @@ def _passed_as_is(edit: MapEdit, merged: dict[str, Any], resources: dict[str, An
         return value == _as_text(resources)
     sections = [_as_text(resources[s] or {}) for s in ("limits", "requests") if s in resources]
     return bool(sections) and all(s.items() >= value.items() for s in sections)
+
+
+def _fallback_map(path: Path_, merged: dict[str, Any], resources: dict[str, Any]) -> Path_ | None:
+    """The values map a container's resources come from when the map that feeds it (`path`, found with a marker in
+    it) is empty and a helper or `default` takes another map then (nvcf's multi-node chart: `with .Values.resources`
+    replaces the selected cluster profile's `resources`, else the profile's own): the one resources map whose value
+    the container's resources are; None when the map is set, or no such map or several are."""
+    if get_path(merged, path) or not resources:
+        return None
+    want = _plain(resources)
+    found = [p for p in resources_maps(merged) if p != path and _plain(get_path(merged, p) or {}) == want]
+    return found[0] if len(found) == 1 else None
 
 
 def _not_as_is(path: Path_, merged: dict[str, Any], old: dict[str, Any], new: dict[str, Any]) -> str:
@@ -1444,9 +1458,17 @@ def _helper_names(text: str, made: str) -> re.Pattern[str]:
 
 def _reads_path(body: str, path: Path_) -> bool:
     """Whether a define's body names each key of a values map's path before the map (`.Values.layout`, `dig
-    "inference"`): the helper that builds the dict for that map."""
+    "inference"`), or picks it by a variable from the map above it (`index .Values.clusterProfiles $profileName`,
+    nvcf's multi-node chart): the helper that builds the dict for that map."""
     keys = [str(k) for k in path[:-1] if not isinstance(k, int)]
-    return all(re.search(rf'(?:\.{re.escape(k)}\b|"{re.escape(k)}")', body) for k in keys)
+
+    def named(n: int) -> bool:
+        k = re.escape(keys[n])
+        if re.search(rf'(?:\.{k}\b|"{k}")', body):
+            return True
+        return n > 0 and re.search(rf"\bindex\s+\(?[$.\w]*\.{re.escape(keys[n - 1])}\s+\$\w+", body) is not None
+
+    return all(named(n) for n in range(len(keys)))
 
 
 def helper_built_steps(root: Path, rel: str, text: str, maps: list[Path_]) -> str:
@@ -1587,7 +1609,7 @@ def built_defines(root: Path, text: str, maps: list[Path_]) -> dict[str, list[tu
                 for k, x in enumerate(body.splitlines()):
                     if sets.search(x):
                         at = start + k
-                        wrapped = 0 < at < len(lines) - 1 and re.match(r"\s*\{\{-?\s*if\b", lines[at - 1])
+                        wrapped = 0 < at < len(lines) - 1 and re.match(r"\s*\{\{-?\s*(?:if|with)\b", lines[at - 1])
                         closed = wrapped and re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[at + 1])
                         out.setdefault(helper_rel, []).append((at - 1, at + 2) if closed else (at, at + 1))
             name, body, start = define.group(1) if define else "", "", n + 1
@@ -1615,15 +1637,6 @@ def built_map_edits(
     if "tolerations" in passed and OWN_TOLERATIONS in passed:
         raise NotPassThrough(f"{rel}:{built.read + 1}: the helper-built dict cannot pass two tolerations lists through")
     siblings = [sibling_key(built.key, n) for n in passed]
-    call = None
-    if set(passed) & {"tolerations", OWN_TOLERATIONS} and (written := built_pod_tolerations(text)):
-        call = built_tolerations_call(text)
-        if call is None:
-            raise NotPassThrough(
-                f"{rel}:{written[0]}: the pod's tolerations are written by `{written[1]}`, not from a values list "
-                "the template reads: the toleration the migration adds has no values key to go in beside the map "
-                "that keeps what that line writes"
-            )
     lines = text.splitlines()
     uses = re.compile(rf"{re.escape(built.map_var)}(?![\w])")
     write = next((k for k in range(built.read + 1, len(lines)) if uses.search(lines[k])), None)
@@ -1633,14 +1646,35 @@ def built_map_edits(
         raise NotPassThrough(f"{rel}:{built.read + 1}: no `containers:` line above the line that writes the map")
     edits = _Edits(text, rel, scoped, heads, lines, chart=chart)
     ind = " " * line_indent(lines[pod])
+    spec = parent_line(lines, pod)
+    call, joins = None, None
+    if set(passed) & {"tolerations", OWN_TOLERATIONS} and (written := built_pod_tolerations(text)):
+        call = built_tolerations_call(text)
+        # the pod's own values list (`{{- with .Values.tolerations }}`, nvcf's multi-node chart): the DRA list joins it
+        joins = _own_list(edits, spec, f"{ind}tolerations:") if call is None else None
+        if call is None and joins is None:
+            raise NotPassThrough(
+                f"{rel}:{written[0]}: the pod's tolerations are written by `{written[1]}`, not from a values list "
+                "the template reads: the toleration the migration adds has no values key to go in beside the map "
+                "that keeps what that line writes"
+            )
     for sibling, name in zip(siblings, passed, strict=True):
         expr = f'get {built.dict_var} "{sibling}"'
         if name != "resourceClaims" and call is not None:
             edits.replaced[call[0]] = "\n".join(_joined_call(edits, ind, call[1], lines[call[0]], expr))
+        elif name != "resourceClaims" and joins is not None:
+            _join_own(edits, joins, f"({expr} | default list)")  # `get` gives "" for a key the dict lacks
+        elif name == "resourceClaims":
+            _container_claims_joined(edits, built.map_var, write)
+            if not _join_pod_claims(edits, spec, f"{ind}{name}:", expr, False):  # else joined to the pod's own list
+                edits.inserts.setdefault(pod, []).extend(_list_block(edits, name, ind, expr))
         else:
             key = "tolerations" if name == OWN_TOLERATIONS else name
             edits.inserts.setdefault(pod, []).extend(_list_block(edits, key, ind, expr))
     helpers: dict[str, str] = {}
+    # the define copies each sibling where it copies the map, but the pod's own list the DRA one joins: beside a values
+    # map it replaces the dict's with (`with .Values.resources`), that list is the one the pod renders already
+    siblings = [s for s, name in zip(siblings, passed, strict=True) if name == "resourceClaims" or joins is None]
     copies = built_defines(root, text, maps)
     if not copies:
         raise NotPassThrough(f"{rel}:{built.made + 1}: no define the include calls copies the map into the dict")
@@ -1652,6 +1686,41 @@ def built_map_edits(
             own[end:end] = [key.sub(sibling, line) for sibling in siblings for line in block]
         helpers[helper_rel] = "".join(own)
     return edits.out(), helpers
+
+
+def _container_claims_joined(t: _Edits, var: str, at: int) -> None:
+    """Where the container writes the map `var` whole (`toYaml .` inside `with $resources`, from line `at` on) and
+    then its own `claims:` only under an `if` of the pod's (nvcf's multi-node chart: its RDMA claim): the map's claims
+    the DRA values add join that list, and the map is written without them (a second `claims:` key would keep one
+    list). Nothing for a container that writes no claims of its own; NotPassThrough for another shape of them."""
+    from dramigrate.helm.tolerationedits import _listed_items
+
+    lines = t.lines
+    writes = re.compile(rf"\btoYaml\s+(?:\.|{re.escape(var)})\s*\|")
+    written = next((k for k in range(at, len(lines)) if writes.search(lines[k])), None)
+    if written is None:
+        return
+    head = " " * int(m.group(1)) + "claims:" if (m := re.search(r"\bnindent\s+(\d+)", lines[written])) else None
+    end = next((k for k in range(written + 1, len(lines)) if lines[k].strip() and not is_control(lines[k])), None)
+    if head is None or end is None or lines[end] != head:
+        return
+    listed = _listed_items(lines, end)
+    if listed is None or not listed[2]:
+        raise NotPassThrough(
+            f"{t.rel}:{end + 1}: the container writes its own `claims:` after the map {var}, in a shape the DRA claims "
+            "of the map do not join (a second key would drop one of the lists): join them by hand"
+        )
+    last, item, opens = listed
+    within = re.compile(rf"(\{{\{{-?\s*with\s+){re.escape(var)}(\s*-?\}}\}})")
+    if not (written and within.search(lines[written - 1]) and re.search(r"\btoYaml\s+\.\s*\|", lines[written])):
+        raise NotPassThrough(
+            f"{t.rel}:{written + 1}: the container writes its own `claims:` after the map {var}, which is not written "
+            f"as `with {var}` then `toYaml .`: the DRA claims of the map would be a second `claims:` key"
+        )
+    # the map without its claims: a map of claims alone writes nothing there, as an empty one did
+    t.replaced[written - 1] = within.sub(rf'\g<1>omit {var} "claims"\g<2>', lines[written - 1], count=1)
+    guard = opens[0][1] if len(opens) == 1 else f"and {' '.join(_operand(c) for _, c in opens)}"
+    _join_own(t, _OwnList("enclosed", last, item=" " * item, cond=opens[0][0], guard=guard, head=head), f"{var}.claims")
 
 
 _MAP_EXPR = re.compile(
@@ -1779,7 +1848,11 @@ def template_edits(
     edits = _Edits(text, rel, scoped, _pod_heads(), text.splitlines(), root=root, chart=chart, called=called)
     found = []
     chains = default_chains(text)
+    built = _built_map(text)  # its reads pass the dict's siblings through (built_map_edits), not a values map's
+    built_read = re.compile(rf"{re.escape(built.map_var)}(?!\w)") if built else None
     for i in within.lines if within else range(len(edits.lines)):
+        if built_read and built and i > built.read and built_read.search(edits.lines[i]):
+            continue
         for ref in _chain_refs(edits.lines, i, chains, ranges) or _map_refs(read, read_lines, i, variables, ranges):
             words, key, under = ref[0], ref[1], ref[2]
             target = next((p for p in needs if _ends_with(p, [*words, key, *([under] if under else [])])), None)
@@ -2437,6 +2510,9 @@ def _join_pod_claims(t: _Edits, pod: int, head: str, expr: str, ranged: bool) ->
         if block[0] not in t.inserts.get(end, []):
             t.inserts.setdefault(end, [])[:0] = block
         return True
+    if not ranged and (enclosed := _enclosed_list(lines, pod, head)) is not None:
+        _join_own(t, enclosed, expr)  # nvcf's multi-node chart: its own claim only `if $resourceClaimTemplateEnabled`
+        return True
     read = _toyaml_list(lines, pod, head) if _renders_key(lines, pod, head) else None
     cond, own = _if_list(lines, pod, head), _with_list(lines, pod, head)
     if ranged or (read is None and cond is None and own is None):
@@ -2536,9 +2612,7 @@ def _own_list(t: _Edits, pod: int, head: str) -> _OwnList | None:
             return _OwnList("toyaml", read[0], read[1])
         return None
     if listed is not None and listed[2]:  # smartx h2pc's bind taints, unless another scheduler places the pod
-        end, item, opens = listed
-        guard = opens[0][1] if len(opens) == 1 else f"and {' '.join(_operand(c) for _, c in opens)}"
-        return _OwnList("enclosed", end, item=" " * item, cond=opens[0][0], guard=guard, head=head)
+        return _enclosed_list(lines, pod, head)
     if (cond := _if_list(lines, pod, head)) is not None:
         return _OwnList("if", cond[2], cond[3], cond=cond[0], cond_match=cond[1])
     if (own := _with_list(lines, pod, head)) is not None:
@@ -2548,6 +2622,20 @@ def _own_list(t: _Edits, pod: int, head: str) -> _OwnList | None:
     if (inline := _inline_list(lines, pod, head)) is not None:
         return _OwnList("inline", inline[0], inline[1], cond=inline[2], cond_match=inline[3])
     return None
+
+
+def _enclosed_list(lines: list[str], pod: int, head: str) -> _OwnList | None:
+    """The pod's own list under `head` when it is written with list items only inside the pod's own `if` blocks,
+    without `else` (_OwnList "enclosed"); None for any other shape."""
+    from dramigrate.helm.tolerationedits import _listed_items
+
+    heads = [j for j in _pod_span(lines, pod) if lines[j] == head]
+    listed = _listed_items(lines, heads[0]) if len(heads) == 1 else None
+    if listed is None or not listed[2]:
+        return None
+    end, item, opens = listed
+    guard = opens[0][1] if len(opens) == 1 else f"and {' '.join(_operand(c) for _, c in opens)}"
+    return _OwnList("enclosed", end, item=" " * item, cond=opens[0][0], guard=guard, head=head)
 
 
 # `tolerations:` and the action that writes the list on the same line: `{{- toYaml X | nindent 8 }}`, `{{- tpl (toYaml
@@ -2607,7 +2695,8 @@ def _join_own(t: _Edits, own: _OwnList, expr: str) -> None:
         ]
         if own.shape == "enclosed":  # where the pod's `if` blocks write no list, the DRA one alone
             ind = " " * line_indent(own.head)
-            alone = [f"{ind}{{{{- if not ({own.guard}) }}}}", *_list_block(t, "tolerations", ind, expr)]
+            name = own.head.strip().rstrip(":")  # `tolerations`, or the pod's `resourceClaims`
+            alone = [f"{ind}{{{{- if not {_operand(own.guard)} }}}}", *_list_block(t, name, ind, expr)]
             t.inserts.setdefault(own.cond, []).extend([*alone, f"{ind}{{{{- end }}}}"])
         return
     assert m is not None
