@@ -12,8 +12,10 @@ beside them.
   the item; where the pod's keys are written whole too, from a map of the same item, the DRA values alone carry the
   claims (no template change); where they come from a map of another item, a list the DRA values add beside it fails
   the render with the line, not a second key.
-- A container whose resources a helper takes from the selected profile's map unless `resources` is set: refused with
-  both maps named and what to change (was: "not passed through as is", naming only the empty override).
+- A container whose resources a helper takes from the selected profile's map unless `resources` is set, where two
+  profiles hold that same map (which one the helper took cannot be told from the render): refused with both maps
+  named and what to change (was: "not passed through as is", naming only the empty override). With one such map the
+  claims go beside it (test_helm_profile_fallback.py).
 
 Renders are real; the proofs (L) and (D) are fix's own, and the DRA renders are checked here too."""
 
@@ -163,6 +165,8 @@ def test_resources_a_helper_picks_from_a_profile_or_an_override_are_refused_with
         "templates/_helpers.tpl": PROFILE_HELPERS,
         "templates/nodes.yaml": PROFILE_TEMPLATE,
     }
+    twin = "  twin:\n    resources:\n      limits:\n        nvidia.com/gpu: 4\n"
+    files["values.yaml"] = PROFILE_VALUES.replace("resources: {}\n", twin + "resources: {}\n")
     manual = _manual(chart_with(tmp_path, "nodes", files))
     assert "templates/nodes.yaml:" in manual
     assert "the values map resources when it is set" in manual

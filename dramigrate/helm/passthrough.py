@@ -1458,15 +1458,15 @@ def _helper_names(text: str, made: str) -> re.Pattern[str]:
 
 def _reads_path(body: str, path: Path_) -> bool:
     """Whether a define's body names each key of a values map's path before the map (`.Values.layout`, `dig
-    "inference"`), or picks it by a variable from the map above it (`index .Values.clusterProfiles $profileName`,
-    nvcf's multi-node chart): the helper that builds the dict for that map."""
+    "inference"`), or picks it by a variable or a value from the map above it (`index .Values.clusterProfiles
+    $profileName`, nvcf's multi-node chart): the helper that builds the dict for that map."""
     keys = [str(k) for k in path[:-1] if not isinstance(k, int)]
 
     def named(n: int) -> bool:
         k = re.escape(keys[n])
         if re.search(rf'(?:\.{k}\b|"{k}")', body):
             return True
-        return n > 0 and re.search(rf"\bindex\s+\(?[$.\w]*\.{re.escape(keys[n - 1])}\s+\$\w+", body) is not None
+        return n > 0 and re.search(rf"\bindex\s+\(?[$.\w]*\.{re.escape(keys[n - 1])}\s+[$.]\w", body) is not None
 
     return all(named(n) for n in range(len(keys)))
 
