@@ -5,7 +5,7 @@ to the next (string hashing), so two runs of fix named gpus[0] and gpus[1] at ra
 
 from __future__ import annotations
 
-from dramigrate.helm.run import _label_leaves
+from dramigrate.helm.labelleaves import label_leaves
 from dramigrate.rules import load_rules
 
 MODELS = [f"NVIDIA-Model-{n}" for n in "QWERTYUIOP"]  # ten values: a set's order is the values' order by chance only
@@ -31,6 +31,6 @@ spec:
 
 
 def test_the_first_values_entry_is_named_for_a_label_several_entries_set() -> None:
-    leaves = _label_leaves(STREAM, load_rules(), {"gpus": MODELS})
+    leaves = label_leaves(STREAM, load_rules(), {"gpus": MODELS})
     leaf = leaves["nvidia.com/gpu.product"]
     assert leaf is not None and leaf.path == ("gpus", 0), leaf

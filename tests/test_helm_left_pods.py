@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from conftest import RunCli, chart_with, deployment, fix_chart
 
@@ -211,3 +212,33 @@ def test_the_switch_and_its_shared_product_guard_are_written_once(tmp_path: Path
     assert '(include "shared.draEnabled" .)' in template and "regexMatch" not in template
     assert "resourceClaims" not in _pods(chart)["release-name-shared"]
     assert "resourceClaims" in _pods(chart, "shared.product=NVIDIA-L40S")["release-name-shared"]
+
+
+@pytest.mark.parametrize("one_template", [True, False])
+def test_the_shared_product_guard_keeps_off_only_the_pods_that_select_the_product(
+    tmp_path: Path, one_template: bool
+) -> None:
+    """A pod pinned to the chart's default -SHARED product beside a training pod that selects none; the user's values
+    name a whole GPU. Was 'needs manual work' (the guard kept the switch off in every pod, so with the defaults the
+    training pod kept its device-plugin request where the migration gives it a claim). Now only the pinned pod's
+    switch has the guard, whether the two pods are in one template or two."""
+    files = (
+        {"templates/both.yaml": f"{SHARED}---\n{TRAIN}"}
+        if one_template
+        else {"templates/shared.yaml": SHARED, "templates/train.yaml": TRAIN}
+    )
+    chart = chart_with(tmp_path, "mixed", {**files, "values.yaml": VALUES})
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("shared:\n  product: NVIDIA-L40S\n")
+    fix_chart(chart, values=(mine,))
+    pods = _pods(chart)
+    shared, train = pods["release-name-shared"], pods["release-name-train"]
+    assert shared["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}} and "resourceClaims" not in shared
+    assert train["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    assert [s["devices"]["requests"][0]["exactly"]["count"] for s in _claim_specs(chart)] == [2]
+    whole = _pods(chart, "shared.product=NVIDIA-L40S")
+    assert all(whole[n]["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]} for n in whole)
+    assert sorted(s["devices"]["requests"][0]["exactly"]["count"] for s in _claim_specs(chart, "shared.product=x")) == [
+        1,
+        2,
+    ]

@@ -1349,6 +1349,7 @@ def build(
     rendered: Any = None,
     beside: frozenset[str] = frozenset(),
     left: dict[str, frozenset[int]] | None = None,
+    pinned: dict[str, str] | None = None,
 ) -> list[Change]:
     """The idiomatic changes for the workload templates `rels` of the chart at `root`; raises
     NotIdiomatic (with the pattern) or RewriteError when the chart is not pattern A throughout. `alternative`
@@ -1357,7 +1358,9 @@ def build(
     `rendered`, every object of the templates (unittest_suite.Rendered), for their helm-unittest suites; `beside`,
     the templates whose values map in another branch of the key's `if` (maps_beside) the pass-through takes;
     `left`, the lines of device keys the migration of the reference render leaves as they are (leftwhy.left_lines),
-    whose pods keep their device-plugin request with no DRA branch, as the migration keeps it."""
+    whose pods keep their device-plugin request with no DRA branch, as the migration keeps it; `pinned`, more guards
+    (leftwhy.shared_guards), each with the node label of the product it tests: the switch keeps it in the pods that
+    select on that label only (_pinned_guards)."""
     name = chart_name(root)
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
@@ -1507,6 +1510,7 @@ def build(
         suffix = "" if len(by_rel) == 1 else f".{_template_label(rel, by_rel)}"
         # the DRA branch's toleration renders into the pod's list, which must parse (listindent.py)
         indented = [dataclasses.replace(w, text=indented_tolerations(w.text)) for w in parts]
+        indented = [dataclasses.replace(w, guards=_pinned_guards(w, pinned or {}, workloads)) for w in indented]
         after, own = _rewrite_template(name, suffix, indented, guards)
         after = guard_range_keys(after, sorted({d.resource for w in parts for d in w.devices}), rules)
         # values.yaml leaves dra.deviceClassName empty: a spec that reads it bare falls back to its template's class
@@ -1539,7 +1543,8 @@ def build(
     claim_file, renames = one_template(name, one_check(head + "".join(sections), SERVED, fail), taken)
     changes = [dataclasses.replace(c, after=renamed(c.after, renames)) for c in changes]
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, claim_file))
-    changes = stated_once(name, changes, guards, CLAIM_TEMPLATE_FILE, helpers)  # the guards once, not in each `if`
+    # the guards once, not in each `if`
+    changes = stated_once(name, changes, (*guards, *(pinned or {})), CLAIM_TEMPLATE_FILE, helpers)
     resource = (" or " if several or any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
     )
@@ -1908,6 +1913,19 @@ def first_device_line(text: str, rules: RuleSet) -> Pattern:
         if re.search(r"\b(resources|Resources)\b", line) and "toYaml" in line:
             return classify(text, i + 1, "")
     return Pattern("F", 1, "")
+
+
+def _pinned_guards(w: Workload, pinned: dict[str, str], workloads: list[Workload]) -> tuple[str, ...]:
+    """The guards of `pinned` (guard -> the node label of the product it tests) the switch of pod `w` keeps: those of
+    a label its pod selects on, which the migration moved into the claim or kept (a pod that selects no product is
+    not left as shared, whatever the values name: a training Deployment beside a pinned inference one); each guard
+    in every pod when no pod of the chart is seen to select its label (a label in a shape the migration reports
+    neither way)."""
+
+    def selects(v: Workload, label: str) -> bool:
+        return label in v.delta.labels or label in v.delta.kept
+
+    return tuple(g for g, label in pinned.items() if selects(w, label) or not any(selects(v, label) for v in workloads))
 
 
 def _rewrite_template(
@@ -2372,6 +2390,7 @@ def _pod_edits(
     (triton's leader and workers: `$pod_count` and what it reads, once). `joint`: the section serves the other pods of
     its `range` too."""
     lines = w.text.splitlines()
+    guards = (*guards, *w.guards)
     if w.named:  # pattern E: the leaves that differ by resource name read the lookup (and the name)
         delta = dataclasses.replace(
             w.delta,

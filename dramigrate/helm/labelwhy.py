@@ -33,9 +33,9 @@ def moved_labels(original: str, migrated: str) -> list[str]:
 
 
 def _label_keys(stream: str) -> list[str]:
-    from dramigrate.helm.run import _pod_labels
+    from dramigrate.helm.labelleaves import pod_labels
 
-    return list(_pod_labels(stream))
+    return list(pod_labels(stream))
 
 
 def label_refusal(root: Path, original: str, migrated: str, passthrough: bool) -> str:

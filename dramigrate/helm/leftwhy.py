@@ -58,15 +58,15 @@ def left_lines(findings: list[Finding], display: str) -> dict[str, frozenset[int
 
 def shared_guards(
     expected: list[Any], reference: Any, rules: Any, sources: Callable[[], Any]
-) -> tuple[list[str], dict[str, str]]:
+) -> tuple[dict[str, str], dict[str, str]]:
     """Conditions that keep the DRA switch off where the values pin the pods to a product the migration reads as
     shared while the user's values do not (the chart's default `gpu.product: NVIDIA-L40S-SHARED`, the user's file
     NVIDIA-L40S): the rule's own pattern on the values key that writes the product label of the user's render
     (`reference`: its Variation and Render; `sources()`: its values, read only then), so the chart leaves the request
-    as `fix -` does; and, per proof label, the note saying so. None when no value set of the proof leaves such a
-    request that the user's migrates."""
+    as `fix -` does, each with that label (only the pods that select on it need the guard); and, per proof label, the
+    note saying so. None when no value set of the proof leaves such a request that the user's migrates."""
     from dramigrate.helm.goexpr import values_expr
-    from dramigrate.helm.run import _label_leaves
+    from dramigrate.helm.labelleaves import label_leaves
     from dramigrate.helm.values import display
 
     def shared(v: Any) -> set[tuple[str, str, str]]:
@@ -75,21 +75,21 @@ def shared_guards(
     yours = shared(reference[0])
     labels = [v.label for v, *_ in expected if shared(v) - yours]
     if not labels:
-        return [], {}
-    leaves = _label_leaves(reference[1].stream, rules, sources().merged)
-    guards, notes = [], {}
+        return {}, {}
+    leaves = label_leaves(reference[1].stream, rules, sources().merged)
+    guards, notes = {}, {}
     for r in rules.resources:
         label, pattern = r.sharing.get("nodeLabel"), r.sharing.get("sharedValuePattern")
         leaf = leaves.get(label) if label and pattern else None
         if leaf is None or not leaf.path:
             continue
-        guards.append(f"(not (regexMatch {json.dumps(pattern.pattern)} (toString {values_expr(leaf.path)})))")
+        guards[f"(not (regexMatch {json.dumps(pattern.pattern)} (toString {values_expr(leaf.path)})))"] = label
         for at in labels:
             notes[at] = (
                 f"{at}: {display(leaf.path)} pins the pods to a {label} value the migration reads as shared, so it "
                 "leaves the request on the device plugin, and the DRA switch does too"
             )
-    return list(dict.fromkeys(guards)), notes
+    return guards, notes
 
 
 def left_refusal(left: tuple[Finding, ...], expected: dict[ObjKey, list[Any]], got: dict[ObjKey, list[Any]]) -> str:

@@ -138,6 +138,7 @@ class Workload:
     limits: tuple[str, ...] = ()
     keyed: keyedmap.KeyedMap | None = None  # a values map's device keys beside the chart's own (keyedmap.py)
     helpers: str = ""  # the chart's helper files, for a pod whose tolerations an included define writes
+    guards: tuple[str, ...] = ()  # more values conditions that keep this pod's switch off (a shared product it selects)
 
 
 # what the migration adds to a template's pods when each container asks for `other` instead of `resource` (same

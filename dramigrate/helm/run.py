@@ -50,6 +50,7 @@ from dramigrate.helm.findingmap import (
     resolve_source,
 )
 from dramigrate.helm.foldguards import folded
+from dramigrate.helm.labelleaves import label_leaves, pod_labels
 from dramigrate.helm.leftwhy import left_lines, left_requests, nothing_left, shared_guards
 from dramigrate.helm.locate import source_of, stream_sources
 from dramigrate.helm.nullcounts import null_sets, reference_stream
@@ -683,7 +684,7 @@ def _fix(
         v.invalid = invalid[0].message if invalid else ""
         v.invalid_objects = frozenset((f.kind, f.namespace, f.name) for f in invalid)
         result, notes = full, []
-        if rules.labels and _pod_labels(r.stream).keys() & set(rules.labels):
+        if rules.labels and pod_labels(r.stream).keys() & set(rules.labels):
             bare = run_core(stream, outcome.display, nolabels, settings, target, fix=True, objects=True)
             if _text(bare, stream) != _text(full, stream):
                 from_values = _labels_from_values(r.stream, rules, own.merged)
@@ -827,7 +828,7 @@ def _note_labels(outcome: ChartOutcome, root: Path, expected: list[Any], sources
     soft = [
         key
         for key, _ in label_notes
-        if all(key in _preferred_presence(stream, True) for stream in streams if key in _pod_labels(stream))
+        if all(key in _preferred_presence(stream, True) for stream in streams if key in pod_labels(stream))
     ]
     how = "translate them by hand with the claim's selectors"
     if len(soft) == len(label_notes):  # a preference ranks nodes and requires nothing: it may stay as it is
@@ -922,90 +923,13 @@ def _text(result: Any, original: str) -> str:
     return result.rewritten if result.rewritten is not None else original
 
 
-def _pod_labels(stream: str) -> dict[str, set[str]]:
-    """Node label keys the rendered objects select on (nodeSelector keys and node-affinity expression keys), each
-    with the values they select (a nodeSelector value, the `values` of an expression)."""
-    labels: dict[str, set[str]] = {}
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            selector = node.get("nodeSelector")
-            if isinstance(selector, dict):
-                for k, v in selector.items():
-                    labels.setdefault(str(k), set()).add(str(v))
-            exprs = node.get("matchExpressions")
-            if isinstance(exprs, list):
-                for e in exprs:
-                    if isinstance(e, dict):
-                        found = e.get("values") if isinstance(e.get("values"), list) else []
-                        own = labels.setdefault(str(e.get("key")), set())
-                        own.update(str(v) for v in found if isinstance(v, (str, int, float)))
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    try:
-        for doc in documents(stream):
-            walk(doc)
-    except yaml.YAMLError:
-        pass
-    return labels
-
-
-def _label_leaves(stream: str, rules: RuleSet, merged: dict[str, Any]) -> dict[str, Leaf | None]:
-    """Each device-selecting node label the rendered pods use, with the values leaf that sets it (a key named after
-    the label, or a value equal to it; or, for a label key the template writes itself, the leaf holding each value
-    it selects: triton's `nvidia.com/gpu.product In [{{ .Values.gpu }}]`), None when the label does not come from
-    values."""
-    from dramigrate.helm.values import walk
-
-    leaves = list(walk(merged))
-    out: dict[str, Leaf | None] = {}
-    for key, selected in sorted(_pod_labels(stream).items()):
-        if key not in rules.labels:
-            continue
-        out[key] = next((leaf for leaf in leaves if (leaf.path and leaf.path[-1] == key) or leaf.value == key), None)
-        named = [
-            v for v in selected if re.search(r"[A-Za-z]", v) and v.lower() not in ("true", "false")
-        ]  # not 1, "true"
-        holders = [
-            next((leaf for leaf in leaves if isinstance(leaf.value, str) and leaf.value == v), None) for v in named
-        ]
-        if out[key] is None and holders and len(named) == len(selected) and None not in holders:
-            out[key] = next(leaf for leaf in leaves if leaf in holders)  # the first in the values (`selected` a set)
-        elif out[key] is None and selected and not named:
-            out[key] = _number_holder(selected, leaves)
-    return out
-
-
-def _number_holder(selected: set[str], leaves: list[Leaf]) -> Leaf | None:
-    """The values leaf that holds the numbers a label selects (lightray's `nvidia.com/gpu.memory Gt
-    {{ .Values.worker.minGpuMemory | quote }}`), when exactly one leaf holds each, the first in the values; else None.
-    A number is paired only so (a count of 1 is in many leaves); _labels_set_by then checks that the leaf sets it."""
-    if not all(re.fullmatch(r"-?\d+(\.\d+)?", v) for v in selected):
-        return None
-    holders = []
-    for v in selected:
-        same = [
-            leaf
-            for leaf in leaves
-            if isinstance(leaf.value, (int, float, str)) and not isinstance(leaf.value, bool) and str(leaf.value) == v
-        ]
-        if len(same) != 1:
-            return None
-        holders += same
-    return next(leaf for leaf in leaves if leaf in holders)
-
-
 def _labels_from_values(stream: str, rules: RuleSet, merged: dict[str, Any]) -> list[tuple[str, Leaf]]:
     """The label hacks of the rendered pods with the values leaves that set them; empty when one is not
     set by values. A label keyed in several places of the values (jellyfin's values-example.yaml: a nodeSelector and
     a node affinity expression) comes with each, so that _labels_set_by changes them all."""
     from dramigrate.helm.values import walk
 
-    found = _label_leaves(stream, rules, merged)
+    found = label_leaves(stream, rules, merged)
     soft = _preferred_presence(stream)
     if any(leaf is None and key in soft for key, leaf in found.items()):  # kept on the pods like the others
         found = {key: leaf for key, leaf in found.items() if not (leaf is None and key in soft)}
@@ -1062,7 +986,7 @@ def _labels_set_by(
     cache: dict[tuple[Any, ...], bool],
     options: Any = None,
 ) -> bool:
-    """Whether the values leaves _label_leaves paired with the pods' device labels do set them: the chart rendered
+    """Whether the values leaves label_leaves paired with the pods' device labels do set them: the chart rendered
     with each leaf changed selects otherwise. A leaf found by its text alone (an unread affinity block in values.yaml
     spelling `key: nvidia.com/gpu.product` beside a label the template writes itself) is not the label's source, and
     the label is then the template's, which the rewrite moves into the claim's selectors. `options`: the value set
@@ -1072,16 +996,16 @@ def _labels_set_by(
     key = (repr(options), *((label, leaf.path) for label, leaf in found))
     if key not in cache:
         changed = with_paths(sources.merged, [(leaf.path, f"{leaf.value}-dramigrate-probe") for _, leaf in found])
-        before = _pod_labels(cached_render(root, options).stream)
+        before = pod_labels(cached_render(root, options).stream)
         new = cached_render(root, copts.render((work.values_file(override(sources, changed)),), sets=False))
-        after = _pod_labels(new.stream) if not new.error else {}
+        after = pod_labels(new.stream) if not new.error else {}
         cache[key] = all(after.get(label) != before.get(label) for label, _ in found)
     return cache[key]
 
 
 def attach_label_values(findings: list[Finding], stream: str, rules: RuleSet, sources: ValueSources) -> None:
     """Findings about node-label hacks get the values key that sets the label as a related location."""
-    leaves = {k: v for k, v in _label_leaves(stream, rules, sources.merged).items() if v is not None}
+    leaves = {k: v for k, v in label_leaves(stream, rules, sources.merged).items() if v is not None}
     for f in findings:
         for key, leaf in leaves.items():
             if key in f.message and not f.resource:
@@ -1751,8 +1675,10 @@ def _fix_idiomatic(
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     if not sub:  # a product the migration reads as shared with some values: the switch stays off with them too
         sources = functools.partial(value_sources, root, outcome.display, copts, copts.render())
-        more, said = shared_guards(expected, reference, rules, sources)
-        guards, notes = [*guards, *more], {**notes, **said}
+        pinned, said = shared_guards(expected, reference, rules, sources)
+        kind_only, guards, notes = list(guards), [*guards, *pinned], {**notes, **said}
+    else:
+        kind_only, pinned = guards, {}
     if not sub and leaves is not None and any(h.letter == "D" for h in hints.values()):
         rel, first = min(((r, h) for r, h in hints.items() if h.letter == "D"), key=lambda kv: (kv[0], kv[1].line))
         why = f"{rel}:{first.line}: {first.describe()}, while a subchart asks for devices too"
@@ -1838,11 +1764,12 @@ def _fix_idiomatic(
                 claim_templates,
                 settings.opt_in,
                 hints,
-                tuple(guards),
+                tuple(kind_only),
                 alter,
                 {rel: sorted(names) for rel, names in named.items()},
                 rendered,
                 left=left_lines(outcome.findings, outcome.display) if not sub else None,
+                pinned=pinned,
             ),
         )
         changes = _in_umbrella(root, sub, changes)
