@@ -128,7 +128,8 @@ def test_workloads_sharing_a_claim_spec_call_it_with_their_count(tmp_path: Path)
     fix_chart(chart)
     text = (chart / CLAIMS).read_text()
     assert re.findall(r'define "([^"]*draClaimSpec)"', text) == ["ray.draClaimSpec"], text
-    assert text.count('include "ray.draClaimSpec" (dict "count" .Values.worker.gpu') == 2  # the object and its name
+    assert text.count('include "ray.draClaimSpec" (dict "count" .Values.worker.gpu') == 1  # its name
+    assert 'include "ray.draClaimSpec" (dict "count" $count' in text  # the object, in the range over both
     docs = _render(chart, "worker.gpu=4")
     assert _claims(docs) == {"head": 1, "worker": 4}
     names = sorted(d["metadata"]["name"] for d in docs if d["kind"] == "ResourceClaimTemplate")
@@ -220,8 +221,29 @@ def test_workloads_asking_for_the_same_devices_share_one_claim_template(tmp_path
 
 def test_claim_templates_named_with_nothing_in_common_stay_apart(tmp_path: Path) -> None:
     """Two workloads asking alike whose names share no start (`head`, `worker`): a template named for neither would
-    read as a slip, so each keeps its own."""
+    read as a slip, so each keeps its own (written once, in the range over the templates alike but for name and
+    count)."""
     chart = _two_workloads(tmp_path, deployment("worker", _pod("{{ .Values.head.gpu }}")))
     fix_chart(chart)
-    assert (chart / CLAIMS).read_text().count("kind: ResourceClaimTemplate") == 2
+    names = sorted(d["metadata"]["name"] for d in _render(chart) if d["kind"] == "ResourceClaimTemplate")
+    assert [re.sub(r"-[0-9a-f]{8}$", "", n) for n in names] == ["head", "worker"]
     assert _claims(_render(chart)) == {"head": 1, "worker": 1}
+
+
+def test_claim_templates_alike_but_for_name_and_count_are_one_range(tmp_path: Path) -> None:
+    """kishore-insureguard: seven services, each asking for `.Values.<service>.gpu` GPUs, got seven claim templates of
+    nine lines each, alike but for name and count. Now one `range` over a dict of name -> count writes them; each
+    service still gets its own, named as before, and one whose count is 0 none."""
+    files = {f"templates/{n}.yaml": deployment(n, _pod(f"{{{{ .Values.{n}.gpu }}}}")) for n in ("ocr", "vlm", "asr")}
+    files["values.yaml"] = "ocr:\n  gpu: 1\nvlm:\n  gpu: 2\nasr:\n  gpu: 3\n"
+    chart = chart_with(tmp_path, "svc", files)
+    fix_chart(chart)
+    text = (chart / CLAIMS).read_text()
+    assert text.count("kind: ResourceClaimTemplate") == 1 and "{{- range $name, $count := dict " in text, text
+    assert _claims(_render(chart)) == {"ocr": 1, "vlm": 2, "asr": 3}
+    assert _claims(_render(chart, "vlm.gpu=4")) == {"ocr": 1, "vlm": 4, "asr": 3}
+    docs = _render(chart, "ocr.gpu=0")
+    assert sum(d["kind"] == "ResourceClaimTemplate" for d in docs) == 2 and _claims(
+        [d for d in docs if d["metadata"]["name"] != "ocr"]
+    ) == {"vlm": 2, "asr": 3}
+    assert not [d for d in _render(chart, "dra.enabled=false") if d["kind"] == "ResourceClaimTemplate"]

@@ -1536,7 +1536,7 @@ def build(
         sections.append(free_claim_section(name))
     from dramigrate.helm.oldcluster import one_check
     from dramigrate.helm.oneswitch import stated_once
-    from dramigrate.helm.sharedtemplate import one_template, renamed
+    from dramigrate.helm.sharedtemplate import one_template, ranged, renamed
 
     fail = fail_when("", OLD_CLUSTER.format(DRA_OFF))[1].strip()
     taken = helpers + "".join(c.after for c in changes)
@@ -1545,6 +1545,10 @@ def build(
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, claim_file))
     # the guards once, not in each `if`
     changes = stated_once(name, changes, (*guards, *(pinned or {})), CLAIM_TEMPLATE_FILE, helpers)
+    # claim templates alike but for name and count: one range over them
+    changes = [
+        dataclasses.replace(c, after=ranged(name, c.after)) if c.rel == CLAIM_TEMPLATE_FILE else c for c in changes
+    ]
     resource = (" or " if several or any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
     )

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dramigrate.helm.goexpr import whole_root
 from dramigrate.helm.oldcluster import _either
 from dramigrate.helm.rewrite import _terms
 
@@ -121,4 +122,52 @@ def renamed(text: str, renames: dict[str, str]) -> str:
     """A template's includes of the name defines one_template made one, naming the one."""
     for old, new in renames.items():
         text = text.replace(f'include "{old}"', f'include "{new}"')
+    return text
+
+
+_COUNT_TERM = re.compile(r"\(gt \(int (?P<count>\.Values(?:\.[A-Za-z_]\w*)+)\) 0\)")
+_SPEC_LINE = re.compile(
+    r'^    \{\{- include "[^"]+" \(dict "count" (?P<count>\S+) "Values" \.Values\) \| nindent 4 \}\}$', re.M
+)
+
+
+def ranged(chart: str, text: str) -> str:
+    """`text` (the claim-template file) with the claim templates that differ only in their name and their count made
+    one `range` over a dict of name -> count (kishore-insureguard: seven services' templates, each asking for
+    `.Values.<service>.gpu` GPUs under the same switch): each kept its 9 lines where the range writes them once. Each
+    pod still names its own template through its name define, which the range includes by name."""
+    suffix = ".draClaimTemplateName"
+    groups: dict[tuple[str, tuple[str, ...]], list[tuple[_Template, str, str]]] = {}
+    for t in _templates(text):
+        counts = [m["count"] for term in t.terms if (m := _COUNT_TERM.fullmatch(term))]
+        spec = _SPEC_LINE.search(t.body)
+        label = t.define[len(chart) + 1 : -len(suffix)]
+        if len(counts) != 1 or spec is None or spec["count"] != counts[0] or t.body.count("{{") != 2:
+            continue
+        if not (t.define.startswith(f"{chart}.") and t.define.endswith(suffix) and label and '"' not in label):
+            continue
+        others = tuple(term for term in t.terms if not _COUNT_TERM.fullmatch(term))
+        body = t.body[: spec.start("count")] + "$count" + t.body[spec.end("count") :]
+        groups.setdefault((body, others), []).append((t, label, counts[0]))
+    cuts: list[tuple[int, int, str]] = []
+    for (body, others), items in groups.items():
+        if len(items) < 2:
+            continue
+        pairs = " ".join(f'"{label}" {count}' for _, label, count in items)
+        cond = " ".join(["and", *(whole_root(o) for o in others), "(gt (int $count) 0)"])
+        named = f'  name: {{{{ include (printf "{chart}.%s{suffix}" $name) $ }}}}'
+        document = whole_root(body.replace('  name: {{ include "" . }}', "\0")).replace("\0", named)
+        first = items[0][0]
+        cuts.append(
+            (
+                first.start,
+                first.stop,
+                # each document after a `---` of its own: the range's first may be the file's first
+                f"{{{{- range $name, $count := dict {pairs} }}}}\n{{{{- if {cond} }}}}\n---\n{document}"
+                "{{- end }}\n{{- end }}\n",
+            )
+        )
+        cuts += [(t.start, t.stop, "") for t, _, _ in items[1:]]
+    for start, stop, new in sorted(cuts, reverse=True):
+        text = text[:start] + new + text[stop:]
     return text
