@@ -1704,13 +1704,12 @@ def _container_claims_joined(t: _Edits, var: str, at: int) -> None:
     end = next((k for k in range(written + 1, len(lines)) if lines[k].strip() and not is_control(lines[k])), None)
     if head is None or end is None or lines[end] != head:
         return
-    listed = _listed_items(lines, end)
-    if listed is None or not listed[2]:
+    enclosed = _enclosed(_listed_items(lines, end), head)
+    if enclosed is None:
         raise NotPassThrough(
             f"{t.rel}:{end + 1}: the container writes its own `claims:` after the map {var}, in a shape the DRA claims "
             "of the map do not join (a second key would drop one of the lists): join them by hand"
         )
-    last, item, opens = listed
     within = re.compile(rf"(\{{\{{-?\s*with\s+){re.escape(var)}(\s*-?\}}\}})")
     if not (written and within.search(lines[written - 1]) and re.search(r"\btoYaml\s+\.\s*\|", lines[written])):
         raise NotPassThrough(
@@ -1719,8 +1718,7 @@ def _container_claims_joined(t: _Edits, var: str, at: int) -> None:
         )
     # the map without its claims: a map of claims alone writes nothing there, as an empty one did
     t.replaced[written - 1] = within.sub(rf'\g<1>omit {var} "claims"\g<2>', lines[written - 1], count=1)
-    guard = opens[0][1] if len(opens) == 1 else f"and {' '.join(_operand(c) for _, c in opens)}"
-    _join_own(t, _OwnList("enclosed", last, item=" " * item, cond=opens[0][0], guard=guard, head=head), f"{var}.claims")
+    _join_own(t, enclosed, f"{var}.claims")
 
 
 _MAP_EXPR = re.compile(
@@ -2630,7 +2628,12 @@ def _enclosed_list(lines: list[str], pod: int, head: str) -> _OwnList | None:
     from dramigrate.helm.tolerationedits import _listed_items
 
     heads = [j for j in _pod_span(lines, pod) if lines[j] == head]
-    listed = _listed_items(lines, heads[0]) if len(heads) == 1 else None
+    return _enclosed(_listed_items(lines, heads[0]) if len(heads) == 1 else None, head)
+
+
+def _enclosed(listed: tuple[int, int, list[tuple[int, str]]] | None, head: str) -> _OwnList | None:
+    """The "enclosed" _OwnList of a list under `head` that _listed_items read (its end, items' indent and the `if`
+    blocks open at it), when some `if` of the pod's is open at it."""
     if listed is None or not listed[2]:
         return None
     end, item, opens = listed
