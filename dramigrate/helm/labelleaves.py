@@ -5,7 +5,6 @@ the values leaves that set them: read by the label rewrites (run.py), why a labe
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Any
 
 import yaml
@@ -18,14 +17,6 @@ from dramigrate.rules import RuleSet
 def pod_labels(stream: str) -> dict[str, set[str]]:
     """Node label keys the rendered objects select on (nodeSelector keys and node-affinity expression keys), each
     with the values they select (a nodeSelector value, the `values` of an expression)."""
-    try:
-        return objects_labels(documents(stream))
-    except yaml.YAMLError:
-        return {}
-
-
-def objects_labels(objects: Iterable[Any]) -> dict[str, set[str]]:
-    """pod_labels of objects already parsed."""
     labels: dict[str, set[str]] = {}
 
     def walk(node: Any) -> None:
@@ -47,8 +38,11 @@ def objects_labels(objects: Iterable[Any]) -> dict[str, set[str]]:
             for v in node:
                 walk(v)
 
-    for doc in objects:
-        walk(doc)
+    try:
+        for doc in documents(stream):
+            walk(doc)
+    except yaml.YAMLError:
+        pass
     return labels
 
 
