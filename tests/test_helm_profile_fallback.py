@@ -133,3 +133,23 @@ def test_the_claims_go_beside_the_profile_map_the_helper_takes_when_resources_is
         assert {c["name"] for c in resources["claims"]} == {*own_claims, "gpu"}
         keys = [t["key"] for t in pod["tolerations"]]
         assert "nvidia.com/gpu" in keys and ("dedicated" in keys) == bool(own_claims)
+
+
+def test_a_profile_whose_pod_writes_a_claim_of_its_own_is_rewritten_for_it_too(tmp_path: Path) -> None:
+    """The user's values pick a profile whose own RDMA claim is on: the container's resources are the profile's map
+    and that claim, which the template writes itself. Was manual work (they equal no values map); the claim the
+    template writes is left out of the comparison, and the DRA claim joins it."""
+    files = {"values.yaml": VALUES, "templates/_helpers.tpl": HELPERS, "templates/statefulset.yaml": STATEFULSET}
+    chart = chart_with(tmp_path, "mn", files)
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("clusterProfiles:\n  small:\n    rdma: {enabled: true}\n")
+    outcome = run_chart(
+        chart, ChartOptions(values_files=(mine,)), load_rules(), Settings(), Target.parse("1.34"), "fix"
+    )
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    # mine.yaml sets no device: the defaults' DRA values after it
+    assert not (tmp_path / "mine-dra.yaml").exists()
+    pod = _docs(chart, (mine, chart / "values-dra.yaml"))["StatefulSet", "mn"]["spec"]["template"]["spec"]
+    assert sorted(c["name"] for c in pod["resourceClaims"]) == ["gpu", "rdma"]
+    assert pod["containers"][0]["resources"] == {"claims": [{"name": "rdma"}, {"name": "gpu"}]}

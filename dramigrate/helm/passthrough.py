@@ -652,10 +652,11 @@ def map_edits(
                         f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: {key[1]}/{key[3]} container {o.get('name')} "
                         + why
                     )
+                seen = old_res
                 if not merges and (fallback := _fallback_map(path, merged, old_res)):
-                    path = fallback
+                    path, seen = fallback, _without_own_claims(old_res, get_path(merged, fallback))
                 edit = edits.setdefault(path, MapEdit(path, flat=flat(get_path(merged, path))))
-                if not merges and not _passed_as_is(edit, merged, old_res):
+                if not merges and not _passed_as_is(edit, merged, seen):
                     raise NotPassThrough(f"{where}: {_not_as_is(path, merged, old_res, new_res)}")
                 for section in ("limits", "requests"):
                     gone = [k for k in old_res.get(section) or {} if k not in (new_res.get(section) or {})]
@@ -765,9 +766,20 @@ def _fallback_map(path: Path_, merged: dict[str, Any], resources: dict[str, Any]
     the container's resources are; None when the map is set, or no such map or several are."""
     if get_path(merged, path) or not resources:
         return None
-    want = _plain(resources)
-    found = [p for p in resources_maps(merged) if p != path and _plain(get_path(merged, p) or {}) == want]
+    found = [
+        p
+        for p in resources_maps(merged)
+        if p != path and (held := get_path(merged, p)) and _plain(held) == _plain(_without_own_claims(resources, held))
+    ]
     return found[0] if len(found) == 1 else None
+
+
+def _without_own_claims(resources: dict[str, Any], held: Any) -> dict[str, Any]:
+    """A container's resources without the `claims` its template writes itself after the values map `held` (nvcf's
+    RDMA claim of a profile that turns it on), when the map holds none: built_map_edits joins the map's to them."""
+    if isinstance(held, dict) and "claims" not in held:
+        return {k: v for k, v in resources.items() if k != "claims"}
+    return resources
 
 
 def _not_as_is(path: Path_, merged: dict[str, Any], old: dict[str, Any], new: dict[str, Any]) -> str:
