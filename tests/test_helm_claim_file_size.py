@@ -243,7 +243,6 @@ def test_claim_templates_alike_but_for_name_and_count_are_one_range(tmp_path: Pa
     assert _claims(_render(chart)) == {"ocr": 1, "vlm": 2, "asr": 3}
     assert _claims(_render(chart, "vlm.gpu=4")) == {"ocr": 1, "vlm": 4, "asr": 3}
     docs = _render(chart, "ocr.gpu=0")
-    assert sum(d["kind"] == "ResourceClaimTemplate" for d in docs) == 2 and _claims(
-        [d for d in docs if d["metadata"]["name"] != "ocr"]
-    ) == {"vlm": 2, "asr": 3}
+    assert sum(d["kind"] == "ResourceClaimTemplate" for d in docs) == 2
+    assert _claims([d for d in docs if d["metadata"]["name"] != "ocr"]) == {"vlm": 2, "asr": 3}
     assert not [d for d in _render(chart, "dra.enabled=false") if d["kind"] == "ResourceClaimTemplate"]
