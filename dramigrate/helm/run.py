@@ -687,9 +687,10 @@ def _fix(
             bare = run_core(stream, outcome.display, nolabels, settings, target, fix=True, objects=True)
             if _text(bare, stream) != _text(full, stream):
                 from_values = _labels_from_values(r.stream, rules, own.merged)
-                if from_values and _labels_set_by(
-                    root, copts, own, work, from_values, set_by, v.options if v.shipped else None
-                ):
+                # probed in this value set's own render: a label only another branch writes (gpu.vendor changed to
+                # nvidia from a run with amd values) is not in the user's render, where changing its leaf shows nothing
+                probed = own if v.shipped else value_sources(root, outcome.display, copts, v.options)
+                if from_values and _labels_set_by(root, copts, probed, work, from_values, set_by, v.options):
                     result, notes = bare, from_values
                 else:
                     literal_labels = True
