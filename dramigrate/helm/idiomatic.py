@@ -39,7 +39,7 @@ from typing import Any, NoReturn
 import yaml
 
 from dramigrate.documents import chart_text
-from dramigrate.helm import keyedmap, multiclaim, unpin, zeropods
+from dramigrate.helm import keyedmap, multiclaim, omitlabels, unpin, zeropods
 from dramigrate.helm.calltolerations import joined_call, tolerations_calls
 from dramigrate.helm.chosencount import as_one, chosen_counts
 from dramigrate.helm.conventions import conventions
@@ -3383,6 +3383,14 @@ def _label_edits(
         return {}
     pod_end = block_end(lines, pod) if pod >= 0 else len(lines)
     exprs: dict[str, str] = {}
+    from_map = [key for key in moved if _label_line(lines, pod, pod_end, key) < 0]
+    if from_map:  # labels of a values map the nodeSelector renders whole (omitlabels.py): left out of the DRA branch
+        branches = [res for key in from_map for res in moved.pop(key)]
+        if (at := omitlabels.map_line(lines, pod, pod_end)) < 0:
+            raise RewriteError(
+                f"{w.rel}: the node label {from_map[0]} the migration moves into the claim is not a nodeSelector line"
+            )
+        edits.append(omitlabels.map_edit(lines, at, from_map, when(branches, at)))
     for key, values in moved.items():
         at = _label_line(lines, pod, pod_end, key)
         if at < 0:

@@ -53,6 +53,7 @@ from dramigrate.helm.foldguards import folded
 from dramigrate.helm.leftwhy import left_lines, left_requests, nothing_left, shared_guards
 from dramigrate.helm.locate import source_of, stream_sources
 from dramigrate.helm.nullcounts import null_sets, reference_stream
+from dramigrate.helm.omitlabels import omittable
 from dramigrate.helm.outcome import (
     ADDED_DEVICE,
     ENGINE_HINT,
@@ -691,7 +692,8 @@ def _fix(
                 # nvidia from a run with amd values) is not in the user's render, where changing its leaf shows nothing
                 probed = own if v.shipped else value_sources(root, outcome.display, copts, v.options)
                 if from_values and _labels_set_by(root, copts, probed, work, from_values, set_by, v.options):
-                    result, notes = bare, from_values
+                    if not omittable(root, from_values, rules):  # else the DRA branch omits them (omitlabels.py)
+                        result, notes = bare, from_values
                 else:
                     literal_labels = True
         v.left = left_requests(result.findings)
