@@ -80,3 +80,24 @@ def test_a_presence_label_from_a_values_map_is_left_out_of_the_dra_branch(tmp_pa
     assert "nodeSelector" not in _pod(_render(chart, (given,), ("gpu.vendor=nvidia",)))
     assert _pod(_render(chart, (given,), ("gpu.vendor=nvidia", beside)))["nodeSelector"] == {"zone": "a"}
     assert _pod(_render(chart, (given,), ("gpu.vendor=amd",)))["nodeSelector"] == {"amd.com/gpu": "true"}
+
+
+def test_a_passed_through_resources_map_keeps_the_label_from_values_with_a_warning(tmp_path: Path) -> None:
+    """The pass-through of a values resources map (pattern B) leaves the pod's node selection as it is: the label
+    stays on the pod, compared with the migration that keeps it, and the warning says to translate it by hand."""
+    passed = deployment(
+        "{{ .Release.Name }}-p",
+        """\
+      nodeSelector:
+        {{- toYaml .Values.nodeSelector | nindent 8 }}
+      containers:
+        - name: p
+          image: p:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+""",
+    )
+    values = 'nodeSelector:\n  nvidia.com/gpu.present: "true"\nresources:\n  limits:\n    nvidia.com/gpu: 1\n'
+    chart = chart_with(tmp_path, "p", {"values.yaml": values, "templates/p.yaml": passed})
+    outcome = fix_chart(chart)
+    assert [f for f in outcome.findings if f.rule == "chart-label-from-values"]

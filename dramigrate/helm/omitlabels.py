@@ -18,17 +18,26 @@ from dramigrate.rules import RuleSet
 _MAP_LINE = re.compile(r"\s*\{\{-?\s*toYaml\s+(\.Values(?:\.[A-Za-z_]\w*)+)\s*\|\s*nindent\s+\d+\s*-?\}\}\s*")
 
 
-def _written_maps(root: Path) -> set[str]:
-    """The values maps (`.Values.a.b`) the chart's own templates render whole right under a `nodeSelector:` line."""
+def _written_maps(root: Path, rules: RuleSet) -> set[str]:
+    """The values maps (`.Values.a.b`) rendered whole right under a `nodeSelector:` line of the chart's own templates
+    that write a literal device key (pattern A, whose rewrite leaves the labels out: idiomatic._label_edits; the
+    pass-through of a resources map keeps the pod's node selection as it is)."""
+    from dramigrate.helm.idiomatic import find_devices
+
     out: set[str] = set()
     templates = root / "templates"
     for path in sorted(templates.rglob("*")) if templates.is_dir() else []:
-        if path.suffix not in (".yaml", ".yml", ".tpl") or not path.is_file():
+        if path.suffix not in (".yaml", ".yml") or not path.is_file():
             continue
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        for line, after in zip(lines, lines[1:], strict=False):
-            if line.strip() == "nodeSelector:" and (m := _MAP_LINE.fullmatch(after)):
-                out.add(m.group(1))
+        text = path.read_text(encoding="utf-8", errors="replace")
+        lines = text.splitlines()
+        maps = {
+            m.group(1)
+            for line, after in zip(lines, lines[1:], strict=False)
+            if line.strip() == "nodeSelector:" and (m := _MAP_LINE.fullmatch(after))
+        }
+        if maps and find_devices(text, path.relative_to(root).as_posix(), rules):
+            out |= maps
     return out
 
 
@@ -38,7 +47,7 @@ def omittable(root: Path, found: list[tuple[str, Leaf]], rules: RuleSet) -> bool
     whole under `nodeSelector:`: the rewrite then leaves it out of the DRA branch (map_edit)."""
     if not found:
         return False
-    maps = _written_maps(root)
+    maps = _written_maps(root, rules)
     for key, leaf in found:
         rule = rules.labels.get(key)
         if rule is None or rule.role != "feature" or rule.cel or str(leaf.value) not in rule.implied:
