@@ -39,7 +39,7 @@ from typing import Any, NoReturn
 import yaml
 
 from dramigrate.documents import chart_text
-from dramigrate.helm import keyedmap, multiclaim, unpin
+from dramigrate.helm import keyedmap, multiclaim, omitlabels, unpin, zeropods
 from dramigrate.helm.calltolerations import joined_call, tolerations_calls
 from dramigrate.helm.chosencount import as_one, chosen_counts
 from dramigrate.helm.conventions import conventions
@@ -1369,6 +1369,7 @@ def build(
     if (root / CLAIM_TEMPLATE_FILE).exists():
         raise RewriteError(f"{CLAIM_TEMPLATE_FILE} exists already")
     workloads = []
+    zeros: list[Change] = []  # templates whose pods ask for 0 devices (zeropods.py)
     listed: dict[str, Listed] = {}  # templates whose containers a `range` over a values list writes (listed.py)
     helpers = helpers_text(root)
     for rel in sorted(rels):
@@ -1387,6 +1388,13 @@ def build(
             ]
             if not devices:
                 continue  # every pod of the template stays on the device plugin, as the migration leaves it
+        if zeropods.asks_for_none(devices):  # a node agent's `nvidia.com/gpu: 0`: no claim, the toleration kept
+            listing = indented_tolerations(text)  # the DRA branch's toleration renders into the pod's list
+            own = zeropods.rewrite(
+                rel, listing, devices, originals.get(rel, []), migrated.get(rel, []), guards, helpers
+            )
+            zeros.append(Change(rel, text, _applied(listing, own)))
+            continue
         try:
             only = (
                 None
@@ -1488,6 +1496,8 @@ def build(
             workloads.append(
                 Workload(rel, text, own, delta, requests, base, choices, named, keyed=keyed_pods[k], helpers=helpers)
             )
+    if zeros and (listed or not workloads):
+        raise RewriteError(f"{zeros[0].rel}: its pods ask for 0 devices, and no other template's pods get a claim")
     if listed:
         if workloads or len(listed) > 1:
             raise RewriteError(
@@ -1518,6 +1528,7 @@ def build(
         own = [_classless(section, own_class[rel]) for section in own] if several or device_class == '""' else own
         changes.append(Change(rel, parts[0].text, after))
         sections += own
+    changes += zeros
     head = "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}"
     head += "\n"
     # each separator inside its section's guard: between guards that are off, a bare `---` renders a document
@@ -1939,7 +1950,6 @@ def _rewrite_template(
     order), and the claim-template sections. Pods whose claim template would be the same text (a LeaderWorkerSet's
     leader and worker asking for the same devices) share one; else each pod's defines and template name carry its
     own label (the migration's: `leader`, `worker`)."""
-    lines = parts[0].text.splitlines()
     by_part: dict[str, list[Workload]] = {}  # two device kinds' own claims (multiclaim.py): their own defines
     for w in parts:
         by_part.setdefault(w.part, []).append(w)
@@ -1952,15 +1962,21 @@ def _rewrite_template(
         edits_by_part.append(edits)
         sections += own_sections
     edits = multiclaim.merge_edits(edits_by_part, parts[0].rel) if len(by_part) > 1 else edits_by_part[0]
+    return _applied(parts[0].text, edits), sections
+
+
+def _applied(text: str, edits: list[Edit]) -> str:
+    """The template `text` with `edits` made (each moved past the blank and trailing-space lines around its place)."""
+    lines = text.splitlines()
     out = list(lines)
-    later = _later_assigned(parts[0].text)
+    later = _later_assigned(text)
     edits = [
-        _end_after_trailing_space(_after_trailing_space(lines, _above_blanks(lines, _inlined(parts[0].text, later, e))))
+        _end_after_trailing_space(_after_trailing_space(lines, _above_blanks(lines, _inlined(text, later, e))))
         for e in edits
     ]
     for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
         out[e.index : e.stop] = e.lines
-    return _one_variable("\n".join(out) + ("\n" if parts[0].text.endswith("\n") else "")), sections
+    return _one_variable("\n".join(out) + ("\n" if text.endswith("\n") else ""))
 
 
 def _claim_sections(
@@ -3390,6 +3406,14 @@ def _label_edits(
         return {}
     pod_end = block_end(lines, pod) if pod >= 0 else len(lines)
     exprs: dict[str, str] = {}
+    from_map = [key for key in moved if _label_line(lines, pod, pod_end, key) < 0]
+    if from_map:  # labels of a values map the nodeSelector renders whole (omitlabels.py): left out of the DRA branch
+        branches = [res for key in from_map for res in moved.pop(key)]
+        if (at := omitlabels.map_line(lines, pod, pod_end)) < 0:
+            raise RewriteError(
+                f"{w.rel}: the node label {from_map[0]} the migration moves into the claim is not a nodeSelector line"
+            )
+        edits.append(omitlabels.map_edit(lines, at, from_map, when(branches, at)))
     for key, values in moved.items():
         at = _label_line(lines, pod, pod_end, key)
         if at < 0:

@@ -54,6 +54,7 @@ from dramigrate.helm.labelleaves import label_leaves, pod_labels
 from dramigrate.helm.leftwhy import left_lines, left_requests, nothing_left, shared_guards
 from dramigrate.helm.locate import source_of, stream_sources
 from dramigrate.helm.nullcounts import null_sets, reference_stream
+from dramigrate.helm.omitlabels import omittable
 from dramigrate.helm.outcome import (
     ADDED_DEVICE,
     ENGINE_HINT,
@@ -688,10 +689,12 @@ def _fix(
             bare = run_core(stream, outcome.display, nolabels, settings, target, fix=True, objects=True)
             if _text(bare, stream) != _text(full, stream):
                 from_values = _labels_from_values(r.stream, rules, own.merged)
-                if from_values and _labels_set_by(
-                    root, copts, own, work, from_values, set_by, v.options if v.shipped else None
-                ):
-                    result, notes = bare, from_values
+                # probed in this value set's own render: a label only another branch writes (gpu.vendor changed to
+                # nvidia from a run with amd values) is not in the user's render, where changing its leaf shows nothing
+                probed = own if v.shipped else value_sources(root, outcome.display, copts, v.options)
+                if from_values and _labels_set_by(root, copts, probed, work, from_values, set_by, v.options):
+                    if not omittable(root, from_values, rules):  # else the DRA branch omits them (omitlabels.py)
+                        result, notes = bare, from_values
                 else:
                     literal_labels = True
         v.left = left_requests(result.findings)
