@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from conftest import chart_with
 
@@ -24,7 +25,7 @@ RULES = load_rules()
 T136 = Target.parse("1.36")
 
 
-def _runtime(name: str) -> str:
+def _runtime(name: str, read: str) -> str:
     return f"""\
 {{{{- if eq "{name}" .Values.runtime.type }}}}
 apiVersion: apps/v1
@@ -44,7 +45,7 @@ spec:
       - name: {name}
         image: {name}:1
         resources:
-          {{{{- toYaml .Values.runtime.inferenceApi.resources | nindent 10 }}}}
+          {{{{- toYaml .Values.{read} | nindent 10 }}}}
 {{{{- end }}}}
 """
 
@@ -62,8 +63,16 @@ runtime:
 """
 FILES = {
     "values.yaml": VALUES,
-    "templates/deployment-sdwebui.yaml": _runtime("sdwebui"),
-    "templates/deployment-comfyui.yaml": _runtime("comfyui"),
+    "templates/deployment-sdwebui.yaml": _runtime("sdwebui", "runtime.inferenceApi.resources"),
+    "templates/deployment-comfyui.yaml": _runtime("comfyui", "runtime.inferenceApi.resources"),
+}
+# the map right beside the string that chooses the template: values-dra.yaml sets `runtime.resourceClaims`, a key of
+# the map whose `type` the proof changes
+BESIDE = {
+    "values.yaml": 'runtime:\n  type: "sdwebui"\n  resources:\n    limits:\n      nvidia.com/gpu: "1"\n'
+    '    requests:\n      nvidia.com/gpu: "1"\n      cpu: 2500m\n',
+    "templates/deployment-sdwebui.yaml": _runtime("sdwebui", "runtime.resources"),
+    "templates/deployment-comfyui.yaml": _runtime("comfyui", "runtime.resources"),
 }
 
 
@@ -74,11 +83,13 @@ def _pods(chart: Path, files: tuple[Path, ...], sets: tuple[str, ...]) -> dict[s
     return {d["metadata"]["labels"]["runtime"]: d["spec"]["template"]["spec"] for d in deployments}
 
 
-def test_both_runtimes_take_the_claims_when_fixed_with_the_defaults(tmp_path: Path) -> None:
+@pytest.mark.parametrize("files", [FILES, BESIDE], ids=["nested map", "map beside the choice"])
+def test_both_runtimes_take_the_claims_when_fixed_with_the_defaults(tmp_path: Path, files: dict[str, str]) -> None:
     """Fixed with the defaults (which render sdwebui alone), the proof's value set that chooses comfyui is proven with
-    values-dra.yaml too: with it either runtime's pod claims the GPU and asks the device plugin for none; without it,
-    either runtime's pod renders as the original chart's."""
-    chart = chart_with(tmp_path, "sd", FILES)
+    values-dra.yaml too (the map beside `runtime.type` as well: was proven with the device-plugin values alone, and
+    rendered a comfyui pod whose container names a claim the pod does not have): with it either runtime's pod claims
+    the GPU and asks the device plugin for none; without it, either runtime's pod renders as the original chart's."""
+    chart = chart_with(tmp_path, "sd", files)
     original = {runtime: _pods(chart, (), (f"runtime.type={runtime}",)) for runtime in ("sdwebui", "comfyui")}
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
     assert outcome.proven, outcome.report()
