@@ -722,7 +722,9 @@ def _passthrough(
             return False
         if copts.values_files or copts.set_values or copts.set_string_values or v.shipped or v.label in _GIVEN:
             return False
-        keys = [p[:-1] if len(p) > 1 else p for p in _leaf_paths(overlaid)]  # each map or list it sets a key of
+        # each map it sets a key of, and each list it sets whole (`runtime.resourceClaims`: not all of `runtime`, whose
+        # `type` a guard flip changes)
+        keys = [p if len(p) == 1 or isinstance(get_path(overlaid, p), list) else p[:-1] for p in _leaf_paths(overlaid)]
         keys += tolerations_lists(dsources.merged)
         merged = value_sources(root, outcome.display, copts, v.options).merged
         defaults = dsources.merged

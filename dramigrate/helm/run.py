@@ -883,6 +883,19 @@ def _alike_templates(
     return {rel for rel, h in _hints(outcome, root, "", switched, rules).items() if h.letter in letters}
 
 
+def _switched_passthrough(
+    outcome: ChartOutcome, root: Path, rels: set[str], rules: RuleSet, switched: dict[str, str]
+) -> set[str]:
+    """The templates that ask for devices only in a value set of the proof that turns them on (`switched`,
+    _switched_templates: `if eq "comfyui" .Values.runtime.type` where the values choose "sdwebui") and pass a resources
+    map through (B, C), when a template the rewrite takes (`rels`) passes one through too: rewritten with them, so
+    the pods of either branch take the claims values-dra.yaml puts beside the map."""
+    if not any(h.letter in ("B", "C") for h in _hints(outcome, root, "", rels, rules).values()):
+        return set()
+    turned = _hints(outcome, root, "", set(switched) - rels, rules)
+    return {rel for rel, h in turned.items() if h.letter in ("B", "C")}
+
+
 def _changed_templates(
     root: Path,
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
@@ -1603,6 +1616,7 @@ def _fix_idiomatic(
     wanted[sub] = _through_includes(outcome, sub, wanted[sub])
     extra = set() if sub else _shipped_templates(root, expected) - wanted[sub]
     extra |= set() if sub else _alike_templates(outcome, root, expected, wanted[sub] | extra, rules)
+    extra |= set() if sub else _switched_passthrough(outcome, root, wanted[sub] | extra, rules, switched_templates())
     wanted[sub] |= extra
     hints = _hints(outcome, root, sub, wanted[sub], rules)
     if not sub and hints and all(h.letter == "A" for h in hints.values()):
