@@ -868,7 +868,7 @@ def do_diff(opts: Options, check: bool) -> int:
 
     ctx, result = _execute(opts, fix=True, writes=False, command="diff")
     roots = _trees(opts)
-    _refuse_links(roots, result)
+    _refused_by_fix(roots, result)
     # the unified diff goes to standard output, unless a report goes there (then: --format text, or a report file)
     patch = (
         sys.stdout if not any(s.path is None and stream_of(s.format, "diff") == "stdout" for s in ctx.reports) else None
@@ -934,16 +934,18 @@ def _outside_leaves(charts: list[Any], opts: Options) -> None:
         leave_outside_leaves(chart, roots)
 
 
-def _refuse_links(roots: tuple[Path, ...], result: RunResult) -> None:
-    """diff shows what fix would write: a rewrite fix would refuse for the symlink it is reached through (and the
-    rest of its kustomize graph, written whole or not at all) is not shown; it is the file's finding, as in fix."""
-    from dramigrate.writer import check_link
+def _refused_by_fix(roots: tuple[Path, ...], result: RunResult) -> None:
+    """diff shows what fix would write: a rewrite fix would refuse (a symlink it is reached through, a read-only,
+    hard-linked or other user's file without --force, a file changed since it was read), and the rest of its
+    kustomize graph (written whole or not at all), is not shown; it is the file's finding, as in fix."""
+    from dramigrate.writer import WriteOptions, check_writable
 
+    options = WriteOptions(roots=roots)
     refused: dict[str, InputError] = {}
     for r in result.files:
         if r.path != "-" and r.rewritten is not None:
             try:
-                check_link(Path(r.path), roots)
+                check_writable(Path(r.path), r.raw, options)
             except InputError as exc:
                 refused[r.path] = exc
     groups = {r.together: r.path for r in result.files if r.path in refused and r.together}
@@ -958,22 +960,21 @@ def _refuse_links(roots: tuple[Path, ...], result: RunResult) -> None:
 
 
 def _chart_refused(chart: Any, result: RunResult, roots: tuple[Path, ...]) -> bool:
-    """diff of a chart fix would not write, for a symlink one of its files is reached through: the chart's finding
-    as fix gives it (a chart is written whole or not at all), and no diff."""
+    """diff of a chart fix would not write (a symlink one of its files is reached through, a read-only file it
+    would rewrite): the chart's finding as fix gives it (a chart is written whole or not at all), and no diff."""
+    from dramigrate.helm.run import planned_writes
     from dramigrate.migrate import FileResult
-    from dramigrate.writer import check_link
+    from dramigrate.writer import WriteOptions
 
-    for c in chart.changes:
-        path = Path(c.rel) if Path(c.rel).is_absolute() else chart.chart / c.rel
-        try:
-            check_link(path, roots)
-        except InputError as exc:
-            r = FileResult(str(path), rewritten="")
-            result.files.append(r)
-            _not_written(r, result, exc, "fix would not write it")
-            for f in chart.findings:
-                f.fixed = False
-            return True
+    try:
+        planned_writes(chart, WriteOptions(roots=roots))
+    except InputError as exc:
+        r = FileResult(exc.file or chart.display, rewritten="")
+        result.files.append(r)
+        _not_written(r, result, exc, "fix would not write it")
+        for f in chart.findings:
+            f.fixed = False
+        return True
     return False
 
 

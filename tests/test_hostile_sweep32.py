@@ -1,0 +1,92 @@
+"""Session 32's red team (issue 11, "How it will be checked"): each attack in a folder of good files, the good files
+still migrated, the bad one named and left as it was, no traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import ONE_GPU_POD, chart_with, run_dramigrate
+
+
+def _refused_by_fix(tmp_path: Path, kind: str) -> tuple[Path, Path]:
+    """A tree of a good manifest and one fix refuses to write without --force (kind: read-only, a hard link, or
+    another user's): the tree and the refused file."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    bad = tree / "bad.yaml"
+    bad.write_text(ONE_GPU_POD.format(name="bad"))
+    if kind == "read-only":
+        bad.chmod(0o444)
+    elif kind == "hard-linked":
+        os.link(bad, tmp_path / "elsewhere.yaml")
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("only root can give a file to another user")
+        os.chown(bad, 54321, 54321)
+    return tree, bad
+
+
+REFUSALS = {"read-only": "read-only file", "hard-linked": "has 2 hard links", "owned": "owned by user 54321"}
+
+
+@pytest.mark.parametrize("kind", list(REFUSALS))
+def test_diff_says_fix_would_refuse_a_read_only_hard_linked_or_others_file(tmp_path: Path, kind: str) -> None:
+    """diff shows what fix would write; a file fix refuses without --force (read-only, hard-linked, another
+    user's) was shown as a patch, counted as `would change` and called `(would fix)`, exit 0, while fix then named
+    it as bad input and wrote nothing to it (exit 2). diff now names it as fix does, with the way out, and shows
+    no patch for it."""
+    tree, bad = _refused_by_fix(tmp_path, kind)
+    before = bad.read_bytes()
+
+    code, out, err = run_dramigrate(["diff", "tree"], cwd=tmp_path)
+    fix_code, _, fix_err = run_dramigrate(["fix", "tree"], cwd=tmp_path)
+
+    assert "Traceback" not in err + fix_err
+    assert REFUSALS[kind] in fix_err and fix_code == 2  # what fix does, as diff must say it
+    assert code == fix_code, err
+    assert "tree/good.yaml" in out, out
+    assert "bad.yaml" not in out, out  # no patch fix would not apply
+    said = [line for line in err.splitlines() if "bad.yaml" in line and REFUSALS[kind] in line]
+    assert said and all("--force" in line for line in said), err
+    assert "(would fix)" not in "".join(line for line in err.splitlines() if "bad.yaml:" in line), err
+    assert bad.read_bytes() == before
+    assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()  # fix wrote the good one
+
+
+def test_diff_in_json_counts_a_file_fix_would_refuse_as_bad_input(tmp_path: Path) -> None:
+    """The same in the JSON report: the refused file is bad input, not one of the files that would change."""
+    tree, _ = _refused_by_fix(tmp_path, "read-only")
+
+    code, out, err = run_dramigrate(["diff", "tree", "--format", "json"], cwd=tmp_path)
+
+    summary = json.loads(out)["summary"]
+    assert code == 2, err
+    assert summary["badInput"] == 1 and summary["filesChanged"] == 1, summary
+
+
+def test_diff_of_a_chart_with_a_read_only_file_fix_would_rewrite_names_it(tmp_path: Path) -> None:
+    """A chart is written whole or not at all: fix refuses it for a read-only values file it would rewrite; diff
+    showed the chart's patch as if fix would write it."""
+    chart = chart_with(
+        tmp_path,
+        "c",
+        {
+            "values.yaml": "gpus: 1\n",
+            "templates/pod.yaml": ONE_GPU_POD.format(name="p").replace(
+                "nvidia.com/gpu: 1", "nvidia.com/gpu: {{ .Values.gpus }}"
+            ),
+        },
+    )
+    (chart / "values.yaml").chmod(0o444)
+
+    code, out, err = run_dramigrate(["diff", "c"], cwd=tmp_path)
+    fix_code, _, fix_err = run_dramigrate(["fix", "c"], cwd=tmp_path)
+
+    assert "read-only file" in fix_err and fix_code == 2
+    assert code == fix_code, err
+    assert "values.yaml" not in out and "templates/pod.yaml" not in out, out
+    assert any("c/values.yaml" in line and "read-only file" in line for line in err.splitlines()), err
