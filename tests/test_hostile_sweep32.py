@@ -90,3 +90,49 @@ def test_diff_of_a_chart_with_a_read_only_file_fix_would_rewrite_names_it(tmp_pa
     assert code == fix_code, err
     assert "values.yaml" not in out and "templates/pod.yaml" not in out, out
     assert any("c/values.yaml" in line and "read-only file" in line for line in err.splitlines()), err
+
+
+SLOW_CHART = """\
+{{- range $i := until (int .Values.spin) }}{{- range $j := until 2000 }}{{- end }}{{- end }}
+apiVersion: v1
+kind: Pod
+metadata:
+  name: slow
+spec:
+  containers:
+    - name: main
+      image: x
+      resources:
+        limits:
+          nvidia.com/gpu: {{ .Values.gpus }}
+"""
+
+
+def test_charts_each_rendering_up_to_the_limit_share_one_budget_for_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each chart's renders had a CPU time limit of their own (45 s), none for the run: a folder of charts each
+    rendering up to that limit held fix for the limit times their number (three charts at a 3 s limit: 36 s of
+    wall time; at the default, minutes each). The run's charts now share a budget for slow renders, as kustomize
+    builds do: past a third of the limit each, they may take the limit once in all; then each chart gets that third,
+    and a chart stopped so says why."""
+    import time
+
+    charts = 5
+    for i in range(charts):
+        chart_with(tmp_path, f"slow{i}", {"templates/pod.yaml": SLOW_CHART, "values.yaml": "gpus: 1\nspin: 20000\n"})
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    monkeypatch.setenv("DRAMIGRATE_HELM_CHART_TIMEOUT", "3")
+
+    started = time.monotonic()
+    code, _, err = run_dramigrate(["fix", "."], cwd=tmp_path, timeout=300)
+    took = time.monotonic() - started
+
+    assert code == 2 and "Traceback" not in err, err
+    refused = [line for line in err.splitlines() if line.startswith("bad input slow")]
+    assert len(refused) == charts, err
+    assert "the renders of this run's charts took 3 s of CPU in all" in refused[-1], err
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+    for i in range(charts):
+        assert "nvidia.com/gpu: {{ .Values.gpus }}" in (tmp_path / f"slow{i}" / "templates" / "pod.yaml").read_text()
+    assert took < 300
