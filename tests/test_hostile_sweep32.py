@@ -136,3 +136,48 @@ def test_charts_each_rendering_up_to_the_limit_share_one_budget_for_the_run(
     for i in range(charts):
         assert "nvidia.com/gpu: {{ .Values.gpus }}" in (tmp_path / f"slow{i}" / "templates" / "pod.yaml").read_text()
     assert took < 300
+
+
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+def test_fix_stopped_twice_while_writing_still_names_the_files_it_wrote(tmp_path: Path, signal_name: str) -> None:
+    """A stopped fix ends the writes under way before it reports which files it wrote; a second signal while it
+    waited for them (Ctrl-C pressed twice, a CI runner's SIGTERM repeated, or its SIGINT then SIGTERM) ended the run
+    at once with exit 130 and no report at all, with a dozen files already rewritten on disk and none named. The
+    wait now ends only when the writes under way have, whatever comes meanwhile, and the report names each file
+    written."""
+    import signal
+    import subprocess
+    import time
+
+    from conftest import dramigrate_executable
+
+    files = 1500
+    for i in range(files):
+        (tmp_path / f"p{i}.yaml").write_text(ONE_GPU_POD.format(name=f"p{i}"))
+    sig = getattr(signal, signal_name)
+    process = subprocess.Popen(
+        [dramigrate_executable(), "fix", ".", "--format", "json", "-q"],
+        cwd=tmp_path,
+        env={**os.environ, "NO_COLOR": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 120
+    while process.poll() is None and time.monotonic() < deadline:
+        if any("resourceClaimTemplateName" in p.read_text() for p in tmp_path.glob("p1*.yaml")):
+            process.send_signal(sig)
+            for _ in range(50):  # again and again, wherever the run is when they come
+                time.sleep(0.002)
+                if process.poll() is None:
+                    process.send_signal(sig)
+            break
+        time.sleep(0.01)
+    out, err = process.communicate(timeout=120)
+
+    assert process.returncode == 128 + sig, err.decode()[-600:]
+    assert b"Traceback" not in err
+    report = json.loads(out)
+    written = {w["file"] for w in report["files"]["written"]}
+    on_disk = {p.name for p in tmp_path.glob("*.yaml") if "resourceClaimTemplateName" in p.read_text()}
+    assert written == on_disk and 0 < len(written) < files
+    assert not [p.name for p in tmp_path.iterdir() if not p.name.endswith(".yaml")]
