@@ -181,3 +181,27 @@ def test_fix_stopped_twice_while_writing_still_names_the_files_it_wrote(tmp_path
     on_disk = {p.name for p in tmp_path.glob("*.yaml") if "resourceClaimTemplateName" in p.read_text()}
     assert written == on_disk and 0 < len(written) < files
     assert not [p.name for p in tmp_path.iterdir() if not p.name.endswith(".yaml")]
+
+
+@pytest.mark.parametrize("mark", ["\u200b", "\u2060", "\ufeff", "\u00ad"], ids=["zwsp", "word-joiner", "zwnbsp", "shy"])
+def test_an_invisible_character_that_makes_a_device_name_invalid_is_shown(tmp_path: Path, mark: str) -> None:
+    """A device key with an invisible character in it (a zero-width space pasted from a web page or chat, or planted)
+    is not a name the API server takes, and lint said so: `nvidia.com/gpu is not a valid resource name ... did you
+    mean nvidia.com/gpu?`, the character that is wrong shown as nothing, and the guess the same name again. The
+    message now shows what is not ASCII in the name as an escape, and guesses the name without the invisible
+    characters: the device the pack knows."""
+    bad = ONE_GPU_POD.format(name="bad").replace("nvidia.com/gpu", f"nvidia.com/{mark}gpu")
+    (tmp_path / "bad.yaml").write_text(bad)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, err = run_dramigrate(["lint", ".", "--format", "json"], cwd=tmp_path)
+
+    assert "Traceback" not in err
+    [finding] = [f for f in json.loads(out)["findings"] if f["file"] == "bad.yaml"]
+    escaped = mark.encode("ascii", "backslashreplace").decode("ascii")
+    assert finding["rule"] == "invalid-resource-name" and mark not in finding["message"], finding
+    assert f"nvidia.com/{escaped}gpu is not a valid resource name" in finding["message"], finding
+    assert "did you mean nvidia.com/gpu (device class gpu.nvidia.com)?" in finding["message"], finding
+    fix_code, _, fix_err = run_dramigrate(["fix", "."], cwd=tmp_path)
+    assert (tmp_path / "bad.yaml").read_text() == bad and fix_code == 1, fix_err
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
