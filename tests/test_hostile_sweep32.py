@@ -205,3 +205,28 @@ def test_an_invisible_character_that_makes_a_device_name_invalid_is_shown(tmp_pa
     fix_code, _, fix_err = run_dramigrate(["fix", "."], cwd=tmp_path)
     assert (tmp_path / "bad.yaml").read_text() == bad and fix_code == 1, fix_err
     assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+
+
+def test_the_arabic_letter_mark_is_escaped_as_the_other_bidirectional_marks_are(tmp_path: Path) -> None:
+    """U+061C (ARABIC LETTER MARK) is one of Unicode's bidirectional controls, as the left-to-right and right-to-left
+    marks U+200E and U+200F are, and moves the neutral characters around it on screen as they do; the reports
+    escaped those two and the overrides, but printed U+061C in a file name, and the diff printed it in a manifest's
+    comment, as it was."""
+    alm = "\u061c"
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / f"gpu{alm}-1.yaml").write_text(ONE_GPU_POD.format(name="named"))
+    (tree / "good.yaml").write_text(
+        ONE_GPU_POD.format(name="good").replace("    resources:\n", f"    resources:  # 1 {alm}- 2\n")
+    )
+    markdown_report = tmp_path / "report.md"
+
+    code, out, err = run_dramigrate(
+        ["lint", "tree", "--format", "text", f"--format=markdown={markdown_report}"], cwd=tmp_path
+    )
+    diff_code, diff_out, diff_err = run_dramigrate(["diff", "tree"], cwd=tmp_path)
+
+    assert code == 1 and diff_code == 0, err + diff_err
+    assert "gpu\\u061c-1.yaml:11:9: error" in out and alm not in out + err
+    assert alm not in markdown_report.read_text()
+    assert alm not in diff_out + diff_err and "# 1 \\u061c- 2" in diff_out
