@@ -230,3 +230,60 @@ def test_the_arabic_letter_mark_is_escaped_as_the_other_bidirectional_marks_are(
     assert "gpu\\u061c-1.yaml:11:9: error" in out and alm not in out + err
     assert alm not in markdown_report.read_text()
     assert alm not in diff_out + diff_err and "# 1 \\u061c- 2" in diff_out
+
+
+# Runs dramigrate's CLI with os.replace sending the process SIGTERM right after the rename it is asked to stop at
+# (the first of a name holding argv[1]): a CI job cancelled at that moment of fix.
+STOP_AT_RENAME = """\
+import os, signal, sys
+real, at = os.replace, sys.argv.pop(1)
+def replace(src, dst, *args, **kwargs):
+    real(src, dst, *args, **kwargs)
+    if at in str(dst) and not getattr(replace, "done", False):
+        replace.done = True
+        os.kill(os.getpid(), signal.SIGTERM)
+os.replace = replace
+from dramigrate.cli import main
+sys.argv[0] = "dramigrate"
+main()
+"""
+
+
+@pytest.mark.parametrize("at", ["templates", "good.yaml"], ids=["during-the-chart", "before-the-chart"])
+def test_a_chart_fix_was_stopped_writing_is_left_whole_and_named(tmp_path: Path, at: str) -> None:
+    """SIGTERM while fix wrote a chart (its templates renamed into place, its values file not yet) ended the run at
+    once: the chart half written, no report. And SIGTERM while fix wrote the manifests left every chart unwritten
+    but reported its requests fixed, the chart in no list. A chart is written whole or not at all, a stop included:
+    what it had renamed is put back, and the chart is named as not written, its requests not fixed."""
+    import subprocess
+    import sys
+
+    chart = chart_with(
+        tmp_path / "tree",
+        "c",
+        {
+            "values.yaml": "gpus: 1\n",
+            "templates/pod.yaml": ONE_GPU_POD.format(name="p").replace(
+                "nvidia.com/gpu: 1", "nvidia.com/gpu: {{ .Values.gpus }}"
+            ),
+        },
+    )
+    (tmp_path / "tree" / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    (tmp_path / "stop.py").write_text(STOP_AT_RENAME)
+
+    process = subprocess.run(
+        [sys.executable, tmp_path / "stop.py", at, "fix", ".", "--format", "json", "-q"],
+        cwd=tmp_path / "tree",
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+
+    assert process.returncode == 143 and b"Traceback" not in process.stderr, process.stderr.decode()[-600:]
+    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
+    report = json.loads(process.stdout)
+    assert report["files"]["written"] == [{"file": "good.yaml"}]
+    [left] = report["files"]["notWritten"]
+    assert left["file"] == "c" and "the run was stopped (SIGTERM)" in left["reason"], left
+    assert not [f for f in report["findings"] if f["file"].startswith("c/") and f.get("fixed")], report["findings"]
