@@ -1130,7 +1130,7 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, 
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from dramigrate.lifetime import Stopped
+    from dramigrate.lifetime import stop_name
     from dramigrate.writer import failure_text, write_atomic, write_group
 
     same_file: dict[str, list[tuple[Path, Any]]] = {}
@@ -1175,7 +1175,7 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, 
                 future.result()
         except KeyboardInterrupt as exc:  # the threads end the writes under way and start no other
             stopped.set()
-            stopped_by = "SIGTERM" if isinstance(exc, Stopped) else "Ctrl-C"
+            stopped_by = stop_name(exc)
     not_started = {r.path for _, r in jobs if r.path not in ended} if stopped_by else set()
     return failures, stopped_by, not_started
 
@@ -1216,7 +1216,7 @@ def _write_charts(charts: list[Any], result: RunResult, options: Any, stopped: s
     were (write_group puts back what it had renamed), each named as not written, its findings not fixed: a SIGTERM
     between a chart's renames ended the run with the chart half written (templates rewritten, values not) and no
     report, and a stop during the manifests' writes left every chart unwritten but called its requests fixed."""
-    from dramigrate.lifetime import Stopped
+    from dramigrate.lifetime import stop_name
 
     written: dict[int, int] = {}
     for chart in charts:
@@ -1228,7 +1228,7 @@ def _write_charts(charts: list[Any], result: RunResult, options: Any, stopped: s
                 written[id(chart)] = _write_chart(chart, result, options)
                 continue
             except KeyboardInterrupt as exc:
-                stopped = "SIGTERM" if isinstance(exc, Stopped) else "Ctrl-C"
+                stopped = stop_name(exc)
                 when = "while it was written: its files are as they were"
         result.stopped = stopped
         r = next((r for r in result.files if r.path == chart.display), None)

@@ -233,6 +233,11 @@ class Stopped(KeyboardInterrupt):
     """SIGTERM while fix writes (a CI job cancelled), raised as Ctrl-C is."""
 
 
+def stop_name(exc: KeyboardInterrupt) -> str:
+    """The signal a stop came from, as the report names it."""
+    return "SIGTERM" if isinstance(exc, Stopped) else "Ctrl-C"
+
+
 @contextlib.contextmanager
 def sigterm_raises() -> Iterator[None]:
     """SIGTERM raises Stopped in the block (in the main thread), as Ctrl-C raises KeyboardInterrupt: the writes

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ONE_GPU_POD, chart_with, run_dramigrate
+from test_helm_chart_time import SLOW  # a chart whose every render spins
 
 
 def _refused_by_fix(tmp_path: Path, kind: str) -> tuple[Path, Path]:
@@ -92,22 +93,6 @@ def test_diff_of_a_chart_with_a_read_only_file_fix_would_rewrite_names_it(tmp_pa
     assert any("c/values.yaml" in line and "read-only file" in line for line in err.splitlines()), err
 
 
-SLOW_CHART = """\
-{{- range $i := until (int .Values.spin) }}{{- range $j := until 2000 }}{{- end }}{{- end }}
-apiVersion: v1
-kind: Pod
-metadata:
-  name: slow
-spec:
-  containers:
-    - name: main
-      image: x
-      resources:
-        limits:
-          nvidia.com/gpu: {{ .Values.gpus }}
-"""
-
-
 def test_charts_each_rendering_up_to_the_limit_share_one_budget_for_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -120,7 +105,7 @@ def test_charts_each_rendering_up_to_the_limit_share_one_budget_for_the_run(
 
     charts = 5
     for i in range(charts):
-        chart_with(tmp_path, f"slow{i}", {"templates/pod.yaml": SLOW_CHART, "values.yaml": "gpus: 1\nspin: 20000\n"})
+        chart_with(tmp_path, f"slow{i}", {"templates/pod.yaml": SLOW, "values.yaml": "gpus: 1\nspin: 20000\n"})
     (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
     monkeypatch.setenv("DRAMIGRATE_HELM_CHART_TIMEOUT", "3")
 
