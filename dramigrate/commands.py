@@ -868,7 +868,7 @@ def do_diff(opts: Options, check: bool) -> int:
 
     ctx, result = _execute(opts, fix=True, writes=False, command="diff")
     roots = _trees(opts)
-    _refuse_links(roots, result)
+    _refused_by_fix(roots, result)
     # the unified diff goes to standard output, unless a report goes there (then: --format text, or a report file)
     patch = (
         sys.stdout if not any(s.path is None and stream_of(s.format, "diff") == "stdout" for s in ctx.reports) else None
@@ -934,16 +934,18 @@ def _outside_leaves(charts: list[Any], opts: Options) -> None:
         leave_outside_leaves(chart, roots)
 
 
-def _refuse_links(roots: tuple[Path, ...], result: RunResult) -> None:
-    """diff shows what fix would write: a rewrite fix would refuse for the symlink it is reached through (and the
-    rest of its kustomize graph, written whole or not at all) is not shown; it is the file's finding, as in fix."""
-    from dramigrate.writer import check_link
+def _refused_by_fix(roots: tuple[Path, ...], result: RunResult) -> None:
+    """diff shows what fix would write: a rewrite fix would refuse (a symlink it is reached through, a read-only,
+    hard-linked or other user's file without --force, a file changed since it was read), and the rest of its
+    kustomize graph (written whole or not at all), is not shown; it is the file's finding, as in fix."""
+    from dramigrate.writer import WriteOptions, check_writable
 
+    options = WriteOptions(roots=roots)
     refused: dict[str, InputError] = {}
     for r in result.files:
         if r.path != "-" and r.rewritten is not None:
             try:
-                check_link(Path(r.path), roots)
+                check_writable(Path(r.path), r.raw, options)
             except InputError as exc:
                 refused[r.path] = exc
     groups = {r.together: r.path for r in result.files if r.path in refused and r.together}
@@ -958,22 +960,21 @@ def _refuse_links(roots: tuple[Path, ...], result: RunResult) -> None:
 
 
 def _chart_refused(chart: Any, result: RunResult, roots: tuple[Path, ...]) -> bool:
-    """diff of a chart fix would not write, for a symlink one of its files is reached through: the chart's finding
-    as fix gives it (a chart is written whole or not at all), and no diff."""
+    """diff of a chart fix would not write (a symlink one of its files is reached through, a read-only file it
+    would rewrite): the chart's finding as fix gives it (a chart is written whole or not at all), and no diff."""
+    from dramigrate.helm.run import planned_writes
     from dramigrate.migrate import FileResult
-    from dramigrate.writer import check_link
+    from dramigrate.writer import WriteOptions
 
-    for c in chart.changes:
-        path = Path(c.rel) if Path(c.rel).is_absolute() else chart.chart / c.rel
-        try:
-            check_link(path, roots)
-        except InputError as exc:
-            r = FileResult(str(path), rewritten="")
-            result.files.append(r)
-            _not_written(r, result, exc, "fix would not write it")
-            for f in chart.findings:
-                f.fixed = False
-            return True
+    try:
+        planned_writes(chart, WriteOptions(roots=roots))
+    except InputError as exc:
+        r = FileResult(exc.file or chart.display, rewritten="")
+        result.files.append(r)
+        _not_written(r, result, exc, "fix would not write it")
+        for f in chart.findings:
+            f.fixed = False
+        return True
     return False
 
 
@@ -1012,6 +1013,7 @@ def do_fix(opts: Options) -> int:
     refused = _refused_together(jobs, write_options)
     with sigterm_raises():
         failures, stopped, not_started = _write_files([(p, r) for p, r in jobs if r.path not in refused], write_options)
+        charts_written, stopped = _write_charts(ctx.charts, result, write_options, stopped)
     failures.update(refused)
     failures.update(undecided)
     for r in result.files:
@@ -1034,14 +1036,16 @@ def do_fix(opts: Options) -> int:
     if ctx.stdin is not None:
         stdin_result = next((r for r in result.files if r.path == "-"), None)
         text = _write_stdin_result(ctx.stdin, stdin_result)
-    for chart in ctx.charts if not stopped else ():  # stopped: the charts are not written, nor the classes file
-        chart_written = _write_chart(chart, result, write_options)
+    for chart in ctx.charts:
+        if chart.report():
+            _err(chart.report().rstrip("\n"))
+        chart_written = charts_written.get(id(chart), 0)
         changed += chart_written
         if chart_written:
             names = [c.rel if Path(c.rel).is_absolute() else f"{chart.display}/{c.rel}" for c in chart.changes]
             written += names + chart.archives()
             changes += [FileChange(name, c.before or "", c.after) for name, c in zip(names, chart.changes, strict=True)]
-    classes = _classes(ctx, result, write=True) if not stopped else None
+    classes = _classes(ctx, result, write=True) if not stopped else None  # stopped: nor the classes file
     if classes and classes[1] != classes[2]:
         changes.append(FileChange(str(classes[0]), classes[1], classes[2]))
     if any(s.format == "text" for s in ctx.reports) and not opts.quiet:
@@ -1126,7 +1130,7 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, 
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from dramigrate.lifetime import Stopped
+    from dramigrate.lifetime import stop_name
     from dramigrate.writer import failure_text, write_atomic, write_group
 
     same_file: dict[str, list[tuple[Path, Any]]] = {}
@@ -1171,7 +1175,7 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, 
                 future.result()
         except KeyboardInterrupt as exc:  # the threads end the writes under way and start no other
             stopped.set()
-            stopped_by = "SIGTERM" if isinstance(exc, Stopped) else "Ctrl-C"
+            stopped_by = stop_name(exc)
     not_started = {r.path for _, r in jobs if r.path not in ended} if stopped_by else set()
     return failures, stopped_by, not_started
 
@@ -1206,24 +1210,54 @@ def _undo(r: Any) -> None:
     r.not_written = True
 
 
+def _write_charts(charts: list[Any], result: RunResult, options: Any, stopped: str) -> tuple[dict[int, int], str]:
+    """Each chart's rewrite written: the files written, by id(chart), and the signal that stopped the run ("" if
+    none). A stop (SIGTERM, Ctrl-C) before a chart's write or during it leaves that chart and those after it as they
+    were (write_group puts back what it had renamed), each named as not written, its findings not fixed: a SIGTERM
+    between a chart's renames ended the run with the chart half written (templates rewritten, values not) and no
+    report, and a stop during the manifests' writes left every chart unwritten but called its requests fixed."""
+    from dramigrate.lifetime import stop_name
+
+    written: dict[int, int] = {}
+    for chart in charts:
+        if not (chart.changes and not chart.manual):
+            continue
+        when = "before its write began"
+        if not stopped:
+            try:
+                written[id(chart)] = _write_chart(chart, result, options)
+                continue
+            except KeyboardInterrupt as exc:
+                stopped = stop_name(exc)
+                when = "while it was written: its files are as they were"
+        result.stopped = stopped
+        r = next((r for r in result.files if r.path == chart.display), None)
+        if r is None:
+            from dramigrate.migrate import FileResult
+
+            r = FileResult(chart.display, findings=chart.findings)
+            result.files.append(r)
+        _undo(r)
+        for f in chart.findings:
+            f.fixed = False
+        r.stopped = f"the run was stopped ({stopped}) {when}"
+    return written, stopped
+
+
 def _write_chart(chart: Any, result: RunResult, options: Any) -> int:
     from dramigrate.helm.run import write_changes
 
-    written = 0
-    if chart.changes and not chart.manual:
-        try:
-            written = write_changes(chart, options)  # --force and --backup as for manifests
-        except Exception as exc:  # this chart is not written (disk full, permission, a bug); the others are
-            from dramigrate.migrate import FileResult
+    try:
+        return write_changes(chart, options)  # --force and --backup as for manifests
+    except Exception as exc:  # this chart is not written (disk full, permission, a bug); the others are
+        from dramigrate.migrate import FileResult
 
-            r = FileResult(getattr(exc, "file", "") or chart.display, rewritten="")
-            result.files.append(r)
-            _not_written(r, result, exc)
-            for f in chart.findings:
-                f.fixed = False
-    if chart.report():
-        _err(chart.report().rstrip("\n"))
-    return written
+        r = FileResult(getattr(exc, "file", "") or chart.display, rewritten="")
+        result.files.append(r)
+        _not_written(r, result, exc)
+        for f in chart.findings:
+            f.fixed = False
+    return 0
 
 
 def do_rules_list(extra: list[Path]) -> int:

@@ -680,13 +680,17 @@ class Detector:
     ) -> Finding:
         """A resource name the API server rejects (rules.resource_name_problem): said with what it probably meant,
         never rewritten (fix does not guess which device was meant)."""
+        import unicodedata
+
         prefix, _, name = res.partition("/")
-        meant = f"{prefix.lower()}/{name}"  # the domain as the packs spell device names
+        # the domain as the packs spell device names, without invisible characters (a zero-width space pasted in)
+        meant = "".join(ch for ch in f"{prefix.lower()}/{name}" if unicodedata.category(ch) != "Cf")
         known = self.rules.lookup(meant)
         guess = f"; did you mean {meant}" + (f" (device class {known.rule.device_class})?" if known else "?")
+        shown = res.encode("ascii", "backslashreplace").decode("ascii")  # a valid name is ASCII: the rest shown
         return self.finding(
             "invalid-resource-name",
-            f"{res} is not a valid resource name, so the API server rejects this object ({why}){guess} "
+            f"{shown} is not a valid resource name, so the API server rejects this object ({why}){guess} "
             "fix leaves the pod as it is: it does not guess which device was meant",
             doc,
             holder,

@@ -233,20 +233,37 @@ class Stopped(KeyboardInterrupt):
     """SIGTERM while fix writes (a CI job cancelled), raised as Ctrl-C is."""
 
 
+def stop_name(exc: KeyboardInterrupt) -> str:
+    """The signal a stop came from, as the report names it."""
+    return "SIGTERM" if isinstance(exc, Stopped) else "Ctrl-C"
+
+
 @contextlib.contextmanager
 def sigterm_raises() -> Iterator[None]:
     """SIGTERM raises Stopped in the block (in the main thread), as Ctrl-C raises KeyboardInterrupt: the writes
     under way end, the others do not start, and the report says which files were written. Python's default ended
-    the process at once, and nothing said which of the files were rewritten."""
+    the process at once, and nothing said which of the files were rewritten. Once stopped, the run ends with that
+    report: a further SIGTERM or Ctrl-C is ignored (Ctrl-C pressed twice, or a CI runner's SIGINT then SIGTERM, cut
+    the wait for the writes under way short, and no report named the files already rewritten)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    stopped = False
 
     def stop(signum: int, frame: Any) -> None:
-        raise Stopped
+        nonlocal stopped
+        stopped = True
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Stopped if signum == signal.SIGTERM else KeyboardInterrupt
 
-    before = signal.signal(signal.SIGTERM, stop)
+    # a signal ignored already (SIGINT of a job started in the background) stays ignored
+    before = {s: h for s in (signal.SIGTERM, signal.SIGINT) if (h := signal.getsignal(s)) not in (signal.SIG_IGN, None)}
+    for signum in before:
+        signal.signal(signum, stop)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, before)
+        if not stopped:
+            for signum, handler in before.items():
+                signal.signal(signum, handler)

@@ -12,6 +12,7 @@ import math
 import os
 import re
 import stat
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -560,3 +561,23 @@ def _alternation_overlaps(body: object, sre_parse: object) -> bool:
             return len(firsts) != len(set(firsts))
         return False
     return False
+
+
+class SlowBudget:
+    """The time the slow runs of one kind (kustomize builds, the renders of a chart) may still take past the quick
+    share of their limit each, shared by every run of that kind in dramigrate's run. Once it is spent, a run gets
+    only the quick share: slow inputs each just under the limit held a run for the limit times their number."""
+
+    def __init__(self, quick_share: float) -> None:
+        self.quick_share = quick_share
+        self._spent = 0.0
+        self._lock = threading.Lock()
+
+    def allows(self, limit: float) -> float:
+        """Seconds a run starting now may take, at most the limit."""
+        with self._lock:
+            return min(limit, limit * self.quick_share + max(0.0, limit - self._spent))
+
+    def charge(self, limit: float, seconds: float) -> None:
+        with self._lock:
+            self._spent += max(0.0, seconds - limit * self.quick_share)

@@ -344,6 +344,8 @@ def write_group(files: list[tuple[Path, str | bytes, bytes | None]], options: Wr
             renamed.append(st)
             _fsync_folder(os.path.dirname(st.target) or ".")
     except BaseException as exc:
+        # a rename done, then Ctrl-C or SIGTERM raised before it was counted: its temp file is gone, so it is undone too
+        renamed += [st for st in staged if st not in renamed and not os.path.exists(st.tmp)]
         for st in staged:
             if os.path.exists(st.tmp):
                 os.unlink(st.tmp)

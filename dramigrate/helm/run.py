@@ -1036,10 +1036,24 @@ def write_changes(outcome: ChartOutcome, options: WriteOptions | None = None) ->
     first is written: the proof holds for all the changes together, so one refused file (read-only, changed since it
     was read) leaves the chart as it was (was: templates and Chart.yaml written, values.yaml refused, 0 reported),
     and so does a full disk (write_group)."""
-    from dramigrate.writer import check_writable, write_group
+    from dramigrate.writer import write_group
+
+    writes = planned_writes(outcome, options)
+    for path, _, _ in writes:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    write_group(writes, options)  # all or none (disk full)
+    return len(writes)
+
+
+def planned_writes(
+    outcome: ChartOutcome, options: WriteOptions | None = None
+) -> list[tuple[Path, str | bytes, bytes | None]]:
+    """The writes of a chart's rewrite (path, new text, the bytes it holds now), each checked as write_changes
+    checks it (InputError for the first it would refuse); writes nothing, so diff asks it too."""
+    from dramigrate.writer import check_writable
 
     top = outcome.chart.resolve()
-    planned: list[tuple[Path, Change, bytes | None]] = []
+    writes: list[tuple[Path, str | bytes, bytes | None]] = []
     for c in outcome.changes:
         path = outcome.chart / c.rel
         if not Path(c.rel).is_absolute() and top not in path.resolve().parents:  # an -f file is named by the user
@@ -1050,17 +1064,13 @@ def write_changes(outcome: ChartOutcome, options: WriteOptions | None = None) ->
         expected = None if c.before is None else c.before.encode("utf-8")
         if c.before is not None:
             check_writable(path, expected, options)
-        planned.append((path, c, expected))
-    for path, _, _ in planned:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    writes: list[tuple[Path, str | bytes, bytes | None]] = [(path, c.after, expected) for path, c, expected in planned]
+        writes.append((path, c.after, expected))
     for rel, before, data in archive_writes(outcome.chart, outcome.changes):  # the folder's .tgz twin (twins.py)
         check_writable(outcome.chart / rel, before, options)
         writes.append((outcome.chart / rel, data, before))
     if options is not None and options.backup:
         _check_backups(outcome.chart, [path for path, _, before in writes if before is not None], options.backup)
-    write_group(writes, options)  # all or none (disk full)
-    return len(writes)
+    return writes
 
 
 def _check_backups(chart: Path, paths: list[Path], suffix: str) -> None:

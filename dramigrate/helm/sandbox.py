@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from dramigrate.limits import env_number
+from dramigrate.limits import SlowBudget, env_number
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -783,10 +783,12 @@ _idle: dict[int, list[_Worker]] = {}  # the workers not rendering now, by memory
 
 
 class _ChartBudget:
-    """The renders of the chart being checked (chart_time_limit): `seconds` of their CPU time, and a wall deadline."""
+    """The renders of the chart being checked (chart_time_limit): `seconds` of their CPU time (the chart limit, or
+    less once the run's slow charts spent their share: `limit`), and a wall deadline."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, limit: float) -> None:
         self.seconds = seconds
+        self.limit = limit
         self.deadline = _now() + seconds * CHART_WALL_FACTOR
         self.cpu = 0.0  # the CPU time of the chart's renders so far, as the workers measured it
 
@@ -795,31 +797,46 @@ class _ChartBudget:
 
 
 _chart_budgets: list[_ChartBudget] = []
+# A chart's renders past this share of the chart limit (15 s of CPU of 45) are slow, and the slow time of all the
+# run's charts may add up to the limit once: two charts each rendering just under the limit held a run for 90 s of
+# CPU (minutes of wall time on a busy runner), and each more chart for 45 s more. The slowest real chart measured
+# (sm-realtime's umbrella) takes 20 s of CPU for its whole fix, start-up and proof included.
+CHART_QUICK_SHARE = 1 / 3
+_slow_charts = SlowBudget(CHART_QUICK_SHARE)
 
 
 @contextlib.contextmanager
 def chart_time_limit(seconds: float) -> Iterator[None]:
     """The renders in the block may take `seconds` of CPU time in all (and `seconds` times CHART_WALL_FACTOR of
-    wall time): past either, the next render raises RenderLimit for the chart."""
-    _chart_budgets.append(_ChartBudget(seconds))
+    wall time), or less once the run's slow charts have spent their budget: past either, the next render raises
+    RenderLimit for the chart."""
+    chart = _ChartBudget(_slow_charts.allows(seconds), seconds)
+    _chart_budgets.append(chart)
     try:
         yield
     finally:
         _chart_budgets.pop()
+        _slow_charts.charge(seconds, chart.cpu)
 
 
 def _chart_over(chart: _ChartBudget) -> RenderLimit:
     """The refusal of a chart past its limit, naming the one it passed: a chart stopped by the wall clock with its
     renders' CPU time well inside the limit was slow because the machine was busy, not because of its templates."""
     setting = "set DRAMIGRATE_HELM_CHART_TIMEOUT to change it"
+    seconds = round(chart.seconds, 1)
+    if chart.seconds < chart.limit:
+        setting = (
+            f"the renders of this run's charts took {chart.limit:g} s of CPU in all past "
+            f"{chart.limit * CHART_QUICK_SHARE:g} s each, so this chart had {seconds:g} s (slow charts); " + setting
+        )
     if chart.cpu > chart.seconds:
         return RenderLimit(
-            f"the chart's renders took longer than {chart.seconds:g} s of CPU time in all (the time limit per chart; "
+            f"the chart's renders took longer than {seconds:g} s of CPU time in all (the time limit per chart; "
             f"{setting}): slow templates, a huge loop?"
         )
     return RenderLimit(
-        f"the chart's renders ran past {chart.seconds * CHART_WALL_FACTOR:g} s of wall time (the time limit per chart "
-        f"is {chart.seconds:g} s of their CPU time, or {CHART_WALL_FACTOR} times that of wall time; {setting}), "
+        f"the chart's renders ran past {seconds * CHART_WALL_FACTOR:g} s of wall time (the time limit per chart "
+        f"is {seconds:g} s of their CPU time, or {CHART_WALL_FACTOR} times that of wall time; {setting}), "
         f"its finished renders having taken {chart.cpu:.1f} s of CPU: a busy machine, or renders waiting for a core?"
     )
 

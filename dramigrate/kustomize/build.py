@@ -14,14 +14,13 @@ import os
 import re
 import shutil
 import subprocess
-import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
 from dramigrate.findings import InputError
-from dramigrate.limits import env_number
+from dramigrate.limits import SlowBudget, env_number
 
 # Seconds one build may take; DRAMIGRATE_KUSTOMIZE_TIMEOUT overrides. Real overlays build in about a second;
 # kustomize itself runs for minutes on a hostile patch (an alias bomb, 150,000 list entries).
@@ -39,24 +38,6 @@ def build_timeout() -> float:
 # up to the limit once; real overlays build in a fraction of a second. Graphs each built just under the limit (a
 # patch of 5,000 list entries: 20 s of 30) held a run for a minute per few graphs.
 QUICK_SHARE = 1 / 6
-
-
-class SlowBudget:
-    """The time the builds of one run may still take past the quick share of the limit each, shared by every
-    builder of the run (the originals' and the proofs'). Once it is spent, a build gets only the quick share."""
-
-    def __init__(self) -> None:
-        self._spent = 0.0
-        self._lock = threading.Lock()
-
-    def allows(self, limit: float) -> float:
-        """Seconds a build starting now may take, at most the limit."""
-        with self._lock:
-            return min(limit, limit * QUICK_SHARE + max(0.0, limit - self._spent))
-
-    def charge(self, limit: float, seconds: float) -> None:
-        with self._lock:
-            self._spent += max(0.0, seconds - limit * QUICK_SHARE)
 
 
 def build_memory_mb() -> int:
@@ -137,7 +118,7 @@ class Builder:
 
     def __init__(self, command: list[str], workers: int | None = None, budget: SlowBudget | None = None) -> None:
         self.command = command
-        self.budget = budget or SlowBudget()  # a proof's builder takes the run's
+        self.budget = budget or SlowBudget(QUICK_SHARE)  # a proof's builder takes the run's
         self.workers = workers or max(2, min(8, (os.cpu_count() or 2) * 2))
         self.cache: dict[Path, Build] = {}
         self.count = 0  # builds run

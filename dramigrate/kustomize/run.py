@@ -117,7 +117,7 @@ class Runner:
     def run(self, left_alone: frozenset[int] = frozenset()) -> list[Outcome]:
         """Every migratable graph but those left alone (ids of units), each proven or with the reason it is not.
         Graphs are independent: each one's outcome is the same whichever others run with it, but for slow builds,
-        which share the run's budget (build.SlowBudget)."""
+        which share the run's budget (limits.SlowBudget)."""
         outcomes = [Outcome(u) for u in self.kz.units if u.migratable and id(u) not in left_alone]
         orders = {id(o): self.kz.graph.build_order(o.unit.folders) for o in outcomes}
         owner = {f: o for o in outcomes for f in orders[id(o)]}

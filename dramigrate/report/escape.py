@@ -11,9 +11,10 @@ import re
 from urllib.parse import quote
 
 # C0 controls but tab and newline, DEL and C1 controls (ESC starts terminal sequences; CR overwrites a line);
-# Unicode line and paragraph separators and bidirectional overrides (a name shown in another order than it is);
-# lone surrogates (the bytes of a file name that is not UTF-8, as os.fsdecode keeps them), which no report can encode.
-UNSAFE = "\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+# Unicode line and paragraph separators and the bidirectional controls (Unicode's Bidi_Control: the marks U+061C,
+# U+200E and U+200F, the embeddings, overrides and isolates; a name shown in another order than it is); lone
+# surrogates (the bytes of a file name that is not UTF-8, as os.fsdecode keeps them), which no report can encode.
+UNSAFE = "\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 _CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{UNSAFE}]")
 _CONTROL_OR_NEWLINE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{UNSAFE}]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
