@@ -47,7 +47,7 @@ from dramigrate.helm.helper import blocks
 from dramigrate.helm.idiomatic import _comment_style, _open_blocks, capabilities_check
 from dramigrate.helm.listindent import indented_tolerations
 from dramigrate.helm.mapreads import default_chains, inline_bound, inline_merged, var_reads
-from dramigrate.helm.patterns import Pattern, map_reads, whole_read
+from dramigrate.helm.patterns import PICKED_PROFILE, Pattern, map_reads, whole_read
 from dramigrate.helm.poddelta import _plugin_tolerations, kind_singles, pod_containers, shipped_rules
 from dramigrate.helm.prove import objects, without_api_defaults
 from dramigrate.helm.render import _merge_maps
@@ -1789,6 +1789,7 @@ def _from_root(text: str, base: str) -> str:
     return m.group(2) or ""
 
 
+_PICKED_MAP = re.compile(rf"(?:\bwith|\btoYaml)\s+({PICKED_PROFILE})\.(\w*[Rr]esources)\b(?![.\w])")
 _INDEX_MAP = re.compile(r'\bindex\s+(\$\w*|\.Values)((?:\s+"[^"]+")+)')
 _QUOTED = re.compile(r'"([^"]+)"')
 _INDEX_SET = re.compile(r'\{\{-?\s*(\$\w+)\s*:?=\s*index\s+(\$\w*|\.Values)((?:\s+"[^"]+")+)\s*-?\}\}')
@@ -2096,6 +2097,14 @@ def _map_refs(
             return f"index {base} " + " ".join(f'"{k}"' for k in [*keys[:-1], sibling])
 
         return [(words, key, None, indexed_expr, -1)]
+    picked = _PICKED_MAP.search(line)
+    if picked:  # `with (index .Values.configs .Values.device).resources`: the profile the value picks, any of them
+        profile, words = picked.group(1), [*picked.group(2).split(".")[1:], "*"]
+
+        def picked_expr(sibling: str, profile: str = profile) -> str:
+            return f"{profile}.{sibling}"
+
+        return [(words, picked.group(3), None, picked_expr, -1)]
     found = [(m.group(1), m.group(2), m.group(3))] if m else []
     above = next((j for j in range(i - 1, -1, -1) if lines[j].strip()), -1)
     if not found and above >= 0 and (whole := whole_read(lines, above)):  # `resources:` then `toYaml .Values.flavor`
@@ -2623,6 +2632,8 @@ def _own_list(t: _Edits, pod: int, head: str) -> _OwnList | None:
         return None
     if listed is not None and listed[2]:  # smartx h2pc's bind taints, unless another scheduler places the pod
         return _enclosed_list(lines, pod, head)
+    if len(heads) == 1 and (within := _enclosed(_listed_items(lines, heads[0], alone_with=True), head)) is not None:
+        return within  # the list written only inside one `with` of the pod's
     if (cond := _if_list(lines, pod, head)) is not None:
         return _OwnList("if", cond[2], cond[3], cond=cond[0], cond_match=cond[1])
     if (own := _with_list(lines, pod, head)) is not None:
@@ -2703,8 +2714,11 @@ def _join_own(t: _Edits, own: _OwnList, expr: str) -> None:
     values file that sets the pod's list keeps the device's toleration in."""
     lines, j, m = t.lines, own.line, own.match
     if own.shape in ("literal", "enclosed"):
+        inside = expr  # inside a `with` of the pod's, `.` is not the root: the values are read from it
+        if own.shape == "enclosed" and re.match(r"\s*\{\{-?\s*with\b", lines[own.cond]):
+            inside = re.sub(r"(?<![\w$])\.Values\b", f"{t.root}.Values", expr)
         t.inserts.setdefault(j, [])[:0] = [
-            f"{own.item}{{{{- with {expr} }}}}",
+            f"{own.item}{{{{- with {inside} }}}}",
             f"{own.item}{{{{- toYaml . | nindent {len(own.item)} }}}}",
             f"{own.item}{{{{- end }}}}",
         ]

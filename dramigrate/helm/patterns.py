@@ -574,6 +574,9 @@ def _container_resources(lines: list[str], index: int) -> int:
 _KEYS_INCLUDE = re.compile(r"\{\{-?\s*(?:include|template)\s+\"[^\"]+\"[^}]*\|\s*n?indent\s+\d+\s*-?\}\}")
 
 
+# a profile a value picks from a values map: `(index .Values.deploymentConfigs .Values.device)` (rhq's
+# confidential-ai: `with (index .Values.deploymentConfigs .Values.device).resources`)
+PICKED_PROFILE = r"\(index\s+\$?\.Values((?:\.\w+)+)\s+\$?\.Values(?:\.\w+)+\)"
 _VALUES_MAP = re.compile(r"(?<![\w.$)\]'\"])(\$?\.Values\.)?((?:[A-Za-z_]\w*\.)*[A-Za-z]*[Rr]esources)\b(?![.\w:])")
 _INCLUDE = re.compile(r"\b(include|template)\s+\"")
 
@@ -674,7 +677,7 @@ def _key_block_end(lines: list[str], index: int) -> int:
 def _map_pattern(window: str, template: str) -> str | None:
     """C or B when the lines around a device request pass a values resources map through (`with` it then `toYaml .`,
     or a `toYaml` of it); F for a `toYaml` of a variable the template builds the map in; None otherwise."""
-    if re.search(r"\bwith\s+[.$][\w.]*[Rr]esources\b", window) and (
+    if re.search(rf"\bwith\s+(?:[.$][\w.]*|{PICKED_PROFILE}\.\w*)[Rr]esources\b", window) and (
         "toYaml ." in window or re.search(r"[{(]-?\s*\.\s*\|\s*toYaml", window)  # `toYaml .` or `. | toYaml`
     ):
         return "F" if re.search(r"\bwith\s+\$", window) and _var_built(template, window) else "C"

@@ -642,11 +642,12 @@ def _values_lists(lines: list[str], start: int, stop: int) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _listed_items(lines: list[str], at: int) -> tuple[int, int, list[tuple[int, str]]] | None:
+def _listed_items(lines: list[str], at: int, alone_with: bool = False) -> tuple[int, int, list[tuple[int, str]]] | None:
     """For `tolerations:` at line `at` followed by literal list items: where the list ends (past the template actions
     after its items whose blocks close there, a `{{- with }}...{{ toYaml . }}...{{- end }}` that appends to it; before
     an `end` of a block open at the list, and so before any block after it), the
-    indent of its items and the pod's `if` blocks open at it (_open_ifs); None for another shape."""
+    indent of its items and the pod's `if` blocks open at it (_open_ifs, `alone_with` as there); None for another
+    shape."""
     base = line_indent(lines[at])
     # the first item, maybe after a values list the chart writes first, whole (porter's job: `{{ if .Values.tolerations
     # }}` `{{ toYaml .Values.tolerations | nindent 12 }}` `{{ end }}` above its own items; not a `range` writing items)
@@ -659,7 +660,7 @@ def _listed_items(lines: list[str], at: int) -> tuple[int, int, list[tuple[int, 
     if sum(w in ("if", "with", "range") for w in words) != words.count("end"):
         return None
     item = line_indent(lines[first])
-    opens = _open_ifs(lines, at)
+    opens = _open_ifs(lines, at, alone_with)
     if item < base or opens is None:
         return None
     depth, end = 0, at + 1
@@ -683,10 +684,13 @@ def _listed_items(lines: list[str], at: int) -> tuple[int, int, list[tuple[int, 
     return end, item, opens
 
 
-def _open_ifs(lines: list[str], at: int) -> list[tuple[int, str]] | None:
+def _open_ifs(lines: list[str], at: int, alone_with: bool = False) -> list[tuple[int, str]] | None:
     """The pod's blocks open at line `at` (`{{- if .Values.spot }}` above `tolerations:`; the pod's lines are those
     above it up to a shallower YAML line), outermost first, each as its line and its condition; None when one of them
-    is not an `if` alone on its line (a `with` or `range` rebinds `.`, an `else` branch negates its condition)."""
+    is not an `if` alone on its line (a `with` or `range` rebinds `.`, an `else` branch negates its condition).
+    `alone_with`: one `with` alone on its line, the only block open, counts as its condition (rhq's confidential-ai:
+    `{{- with (index .Values.deploymentConfigs .Values.device).katacontainers.resourceName }}`, `tolerations:`, `- key:
+    {{ . }}`); what is written inside it reads the values from the root."""
     pending, opens = 0, []
     for i in range(at - 1, -1, -1):
         line = lines[i]
@@ -698,10 +702,12 @@ def _open_ifs(lines: list[str], at: int) -> list[tuple[int, str]] | None:
             elif word in ("if", "with", "range") and pending:
                 pending -= 1
             elif word in ("if", "with", "range", "else"):
-                opened = re.fullmatch(r"\{\{-?\s*if\s+(.+?)\s*-?\}\}", line.strip())
-                if word != "if" or not opened:
+                opened = re.fullmatch(r"\{\{-?\s*(if|with)\s+(.+?)\s*-?\}\}", line.strip())
+                if not opened or word != opened.group(1) or (word == "with" and not alone_with):
                     return None
-                opens.insert(0, (i, opened.group(1)))
+                opens.insert(0, (i, opened.group(2)))
+    if any(re.match(r"\s*\{\{-?\s*with\b", lines[i]) for i, _ in opens) and len(opens) > 1:
+        return None
     return opens if not opens or _closed_plainly(lines, at, len(opens)) else None
 
 
