@@ -86,6 +86,7 @@ from dramigrate.helm.patterns import (
     _split_top,
     classify,
     count_expression,
+    held_entries,
     helpers_text,
     inline_guard,
     name_source,
@@ -664,7 +665,23 @@ def find_devices(
                 per_item,
             )
         )
+    for held in held_entries(
+        lines
+    ):  # `$limits = merge (dict "nvidia.com/gpu" 1) ...`, `limits: {{ $limits | toJson }}`
+        if not rules.is_device_candidate(held.resource) or rules.lookup(held.resource) is None:
+            continue
+        at = Pattern("A", held.line + 1, lines[held.line].strip())
+        conditions, context, branch, added, loop = _conditions(text, offsets[held.line], rel, at)
+        if context or loop:
+            raise NotIdiomatic(at, rel, "the variable that holds the device key is set inside `with` or `range`")
+        own = conditions[len(conditions) - added :]
+        out.append(Device(held.line, held.resource, held.count, conditions, False, branch, own, section=held.section))
     return out
+
+
+def section_line(lines: list[str], d: Device) -> int:
+    """The `limits:`/`requests:` line of a device key: its parent, or the line that writes the variable holding it."""
+    return d.section if d.section >= 0 else parent_line(lines, d.index)
 
 
 def migrated_devices(devices: list[Device], rules: RuleSet) -> list[Device]:
@@ -698,7 +715,7 @@ def _map_in_other_branch(lines: list[str], d: Device) -> tuple[int, str, str] | 
     `toYaml $model.resources`, the literal key in the `else`): its 1-based line, the `toYaml` and the `if`; else
     None. (An `if` on something else, a GPU switch, is the proof's to try.)"""
     res = parent_line(lines, parent_line(lines, d.index))
-    if res < 0:
+    if res < 0 or d.section >= 0:
         return None
     start = sum(len(x) + 1 for x in lines[:res])
     text = "\n".join(lines[res : max(block_end(lines, res), d.index + 1)])
@@ -1106,8 +1123,8 @@ def _pod_head(lines: list[str], index: int) -> int:
 
 def _resources_line(lines: list[str], d: Device, rel: str) -> int:
     """The `resources:` line above a device key (through its `limits:`/`requests:`)."""
-    parent = parent_line(lines, d.index)
-    if parent < 0 or lines[parent].strip() not in ("limits:", "requests:"):
+    parent = section_line(lines, d)
+    if parent < 0 or (d.section < 0 and lines[parent].strip() not in ("limits:", "requests:")):
         raise NotIdiomatic(Pattern("F", d.index + 1, lines[d.index].strip()), rel, "not under limits/requests")
     return parent_line(lines, parent)
 
@@ -2191,8 +2208,8 @@ def _containers(w: Workload) -> list[list[Device]] | None:
     lines = w.text.splitlines()
     by_res: dict[int, list[Device]] = {}
     for d in w.devices:
-        parent = parent_line(lines, d.index)
-        if parent < 0 or lines[parent].strip() not in ("limits:", "requests:"):
+        parent = section_line(lines, d)
+        if parent < 0 or (d.section < 0 and lines[parent].strip() not in ("limits:", "requests:")):
             return None
         by_res.setdefault(parent_line(lines, parent), []).append(d)
     if len(by_res) < 2 or len({d.resource for d in w.devices}) != 1 or min(by_res) < 0:
@@ -2460,8 +2477,7 @@ def _pod_edits(
             first = next(e for e in w.devices if e.resource == d.resource and e.index not in twins)
             where = (
                 "one container"
-                if parent_line(lines, parent_line(lines, first.index))
-                == parent_line(lines, parent_line(lines, d.index))
+                if parent_line(lines, section_line(lines, first)) == parent_line(lines, section_line(lines, d))
                 else "two of its containers"
             )
             raise RewriteError(
@@ -2525,7 +2541,7 @@ def _pod_edits(
     common: list[str] = []  # a values map's device keys beside the chart's own (keyedmap.py): the pod's conditions,
     keyed_own = ""  # and where the chart's own key asks for a device; the claim is there or where the map holds one
     if w.keyed:
-        res_at = parent_line(lines, parent_line(lines, w.devices[0].index))
+        res_at = parent_line(lines, section_line(lines, w.devices[0]))
         common, own_conds_of_key = keyedmap.split_conditions(w.text, w.rel, w.keyed, res_at, in_pod)
         keyed_own = and_all(*own_conds_of_key, *picked, gate)
         if keyed_own:
@@ -2552,10 +2568,10 @@ def _pod_edits(
     for d in w.devices:
         _resources_line(lines, d, w.rel)  # under limits/requests
         # a claim of one of a pod's two device kinds: its place only, the claim of both switches the keys off
-        maps.setdefault(parent_line(lines, d.index), []).extend([] if w.part else [d])
+        maps.setdefault(section_line(lines, d), []).extend([] if w.part else [d])
     resources_lines = {parent_line(lines, m) for m in maps}
     if groups is not None:
-        res_lines = [parent_line(lines, parent_line(lines, g[0].index)) for g in groups]
+        res_lines = [parent_line(lines, section_line(lines, g[0])) for g in groups]
     elif min(resources_lines) < 0 or len({parent_line(lines, r) for r in resources_lines}) != 1:
         raise RewriteError(f"{w.rel}: the device keys are in several containers")
     elif len(resources_lines) > 1 and not w.choices:

@@ -42,6 +42,9 @@ class Device:
     name_key: str = ""  # pattern E: the values key the name reads (`gpu.type`), perhaps through template variables
     loop: Loop | None = None  # the key is inside `range` blocks: one pod per item
     per_item: bool = False  # its count reads the `range` item: one claim template per item (_item_section)
+    # a key a template variable holds (patterns.HeldEntry, `index` the line that puts it there): the container's
+    # `limits:` line that writes the variable, which stands for the key's section; -1: the key's own parent line
+    section: int = -1
 
 
 @dataclass(frozen=True)

@@ -592,6 +592,57 @@ def _reads_elsewhere(window: str, counted: tuple[str, ...]) -> bool:
     return not any(re.search(rf"(?:^|\.){re.escape(path)}(?:[.\[]|$)", c) for _, path in reads for c in counted)
 
 
+# a template variable given a device key by a `dict` with its literal name and a count (samiallani's freqtrade: `{{-
+# $limits = merge (dict "nvidia.com/gpu" 1) (deepCopy $limits) }}` under `if .Values.freqtrade.gpu.enabled`)
+_HELD_ENTRY = re.compile(
+    r'^\s*\{\{-?\s*(\$\w+)\s*:?=[^{}]*\bdict\s+"([^"/\s]+/[^"\s]+)"\s+'
+    r"([0-9]+|\$?\.Values(?:\.\w+)+|\(int\s+\$?\.Values(?:\.\w+)+\))\s*\)[^{}]*-?\}\}\s*$"
+)
+# a container's section written whole from a variable on its key's line: `limits: {{ $limits | toJson }}`
+_VAR_SECTION = (
+    r"^\s*(?:limits|requests):\s*\{{\{{-?\s*(?:{v}\s*\|\s*(?:toJson|toYaml)|(?:toJson|toYaml)\s+{v})\s*-?\}}\}}\s*$"
+)
+
+
+@dataclass(frozen=True)
+class HeldEntry:
+    """A literal device key a template variable holds (pattern A): the 0-based line of the action that puts it in the
+    variable (`dict "<resource>" <count>`), and of the container's `limits:` (`requests:`) line that writes the
+    variable, the one line that does."""
+
+    line: int
+    resource: str
+    count: str
+    section: int
+
+
+def held_entries(lines: list[str]) -> list[HeldEntry]:
+    """The template's device keys held in variables (HeldEntry)."""
+    out = []
+    for i, line in enumerate(lines):
+        if (m := _HELD_ENTRY.match(line)) is None:
+            continue
+        section = re.compile(_VAR_SECTION.format(v=re.escape(m.group(1))))
+        written = [j for j in range(i + 1, len(lines)) if section.match(lines[j])]
+        if len(written) == 1:
+            out.append(HeldEntry(i, m.group(2), m.group(3), written[0]))
+    return out
+
+
+def _held_at(lines: list[str], index: int, resource: str) -> HeldEntry | None:
+    """The held entry of `resource` whose section line is line `index` (0-based), or whose `resources:` line is."""
+    from dramigrate.helm.templatelines import parent_line
+
+    return next(
+        (
+            e
+            for e in held_entries(lines)
+            if e.resource == resource and index in (e.section, parent_line(lines, e.section))
+        ),
+        None,
+    )
+
+
 def classify(template: str, line: int, resource: str, counted: tuple[str, ...] = ()) -> Pattern:
     """The pattern of the device request a finding mapped to `line` (1-based) of `template`; `counted`: the values
     keys the device count comes from, when known (dotted)."""
@@ -603,6 +654,8 @@ def classify(template: str, line: int, resource: str, counted: tuple[str, ...] =
     key = literal_key(text)
     if key and key.group(2) == resource and count_expression(key.group(3), True) is not None:
         return Pattern("A", line, stripped)
+    if (held := _held_at(lines, line - 1, resource)) is not None:  # the key's line is the variable's
+        return Pattern("A", held.line + 1, lines[held.line].strip())
     if (res := _container_resources(lines, line - 1)) >= 0:
         return classify(
             template, res + 1, resource, counted
