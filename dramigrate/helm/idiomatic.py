@@ -665,9 +665,8 @@ def find_devices(
                 per_item,
             )
         )
-    for held in held_entries(
-        lines
-    ):  # `$limits = merge (dict "nvidia.com/gpu" 1) ...`, `limits: {{ $limits | toJson }}`
+    # keys a variable holds: `$limits = merge (dict "nvidia.com/gpu" 1) ...`, then `limits: {{ $limits | toJson }}`
+    for held in held_entries(lines):
         if not rules.is_device_candidate(held.resource) or rules.lookup(held.resource) is None:
             continue
         at = Pattern("A", held.line + 1, lines[held.line].strip())
