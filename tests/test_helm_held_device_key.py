@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, fix_chart
+from conftest import chart_with, deployment, fix_chart
 
 from dramigrate.helm.patterns import classify
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -31,17 +31,9 @@ TEMPLATE = """\
 {{- if .Values.gpu.enabled }}
 {{- $limits = merge (dict "nvidia.com/gpu" 1) (deepCopy $limits) }}
 {{- end }}
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: trader
-spec:
-  selector:
-    matchLabels: {app: trader}
-  template:
-    metadata:
-      labels: {app: trader}
-    spec:
+""" + deployment(
+    "trader",
+    """\
       {{- with .Values.gpu.tolerations }}
       tolerations:
         {{- toYaml . | nindent 8 }}
@@ -52,7 +44,8 @@ spec:
           resources:
             requests: {{ .Values.resources.requests | toJson }}
             limits: {{ $limits | toJson }}
-"""
+""",
+)
 
 
 def _docs(chart: Path, values: str) -> list[Any]:

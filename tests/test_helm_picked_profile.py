@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, fix_chart
+from conftest import chart_with, deployment, fix_chart
 
 from dramigrate.helm.patterns import classify
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -33,18 +33,9 @@ configs:
       limits:
         cpu: "8"
 """
-TEMPLATE = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+TEMPLATE = deployment(
+    "server",
+    """\
       containers:
         - name: server
           image: example/vllm
@@ -57,7 +48,8 @@ spec:
         - key: {{ . }}
           effect: NoSchedule
       {{- end }}
-"""
+""",
+)
 
 
 def _pod(chart: Path, values: str, *files: str) -> Any:
