@@ -2195,12 +2195,17 @@ def context_path(root: Path, site: CallSite) -> str:
 def _assigned_once(text: str, var: str) -> str:
     """The values path (`servingEngineSpec.modelSpec`) a template variable holds when the template sets it once, to
     that path as it is (`{{- $modelSpec := .Values.servingEngineSpec.modelSpec }}`, a fork of vLLM's production
-    stack with one model where the upstream ranges over a list), and nothing sets it again; else ""."""
-    sets = re.findall(r"\{\{-?\s*" + re.escape(var) + r"\s*(:?=)\s*([^{}]*?)\s*-?\}\}", text)
-    if len(sets) != 1 or sets[0][0] != ":=":
+    stack with one model where the upstream ranges over a list), and nothing sets it again; else "". `.Values` read
+    where a `with` or `range` rebinds `.` is not the chart's."""
+    sets = list(re.finditer(r"\{\{-?\s*" + re.escape(var) + r"\s*(:?=)\s*([^{}]*?)\s*-?\}\}", text))
+    if len(sets) != 1 or sets[0].group(1) != ":=":
         return ""
-    named = re.fullmatch(r"\$?\.Values((?:\.[\w-]+)+)", sets[0][1])
-    return named.group(1)[1:] if named else ""
+    named = re.fullmatch(r"(\$?)\.Values((?:\.[\w-]+)+)", sets[0].group(2))
+    if named is None:
+        return ""
+    line = text.count("\n", 0, sets[0].start())
+    rebound = any(b.word in ("with", "range", "define", "block") for b in enclosing(blocks(text), line))
+    return "" if rebound and not named.group(1) else named.group(2)[1:]
 
 
 def _scope(root: Path, rel: str) -> str:
