@@ -66,6 +66,15 @@ def _fix(chart: Path, opt_in: bool) -> ChartOutcome:
     return run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
 
 
+def _fix_with(chart: Path, values: str) -> ChartOutcome:
+    """fix --opt-in with one values file of `values` beside the chart."""
+    gpu = chart.parent / "gpu.yaml"
+    gpu.write_text(values)
+    settings = Settings(kube_version="1.34", opt_in=True)
+    options = ChartOptions(kube_version="1.34", values_files=(gpu,))
+    return run_chart(chart, options, load_rules(), settings, Target.parse("1.34"), "fix")
+
+
 def _render(chart: Path, values: str) -> list[dict[str, Any]]:
     extra = chart.parent / "extra.yaml"
     extra.write_text(values)
@@ -123,11 +132,7 @@ spec:
 def test_a_helper_given_each_item_of_a_list_documents_and_proves_the_switch_in_each_item(tmp_path: Path) -> None:
     files = {"templates/_helpers.tpl": STEP_RESOURCES, "templates/models.yaml": MODELS, "values.yaml": "models: []\n"}
     chart = chart_with(tmp_path, "app", files)
-    gpu = chart.parent / "gpu.yaml"
-    gpu.write_text("models:\n  - gpus: 2\n")
-    settings = Settings(kube_version="1.34", opt_in=True)
-    options = ChartOptions(kube_version="1.34", values_files=(gpu,))
-    outcome = run_chart(chart, options, load_rules(), settings, Target.parse("1.34"), "fix")
+    outcome = _fix_with(chart, "models:\n  - gpus: 2\n")
     # was: documented as `dra.enabled` in "each models.<name>", a map entry, for a list (and proven without ever
     # setting it); now proven with models[0] given `dra.enabled: true`, as the comment says
     assert outcome.proven, outcome.report()
@@ -156,11 +161,7 @@ def test_a_helper_given_a_variable_set_once_to_a_values_object_proves_the_switch
     template = ONE_MODEL + ("{{- $model = .Values.other }}\n" if again else "")
     files = {"templates/_helpers.tpl": STEP_RESOURCES, "templates/model.yaml": template, "values.yaml": "model: {}\n"}
     chart = chart_with(tmp_path, "app", files)
-    gpu = chart.parent / "gpu.yaml"
-    gpu.write_text("model:\n  gpus: 2\n")
-    settings = Settings(kube_version="1.34", opt_in=True)
-    options = ChartOptions(kube_version="1.34", values_files=(gpu,))
-    outcome = run_chart(chart, options, load_rules(), settings, Target.parse("1.34"), "fix")
+    outcome = _fix_with(chart, "model:\n  gpus: 2\n")
     if again:
         assert not outcome.proven and not outcome.changes, outcome.report()
         assert "gets `$model`, an object no values path names" in outcome.manual, outcome.manual

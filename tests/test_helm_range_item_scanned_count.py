@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with
+from conftest import chart_with, claimed_counts
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions
@@ -106,33 +106,15 @@ def three_gpus(tmp_path: Path) -> tuple[Path, ...]:
     return (changed,)
 
 
-def claimed(rendered: list[dict[str, Any]]) -> dict[str, int | None]:
-    """Each StatefulSet's claimed device count (None: no claim), with no device-plugin request left."""
-    counts = {
-        d["metadata"]["name"]: d["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
-        for d in rendered
-        if d["kind"] == "ResourceClaimTemplate"
-    }
-    out: dict[str, int | None] = {}
-    for d in rendered:
-        if d["kind"] == "StatefulSet":
-            spec = d["spec"]["template"]["spec"]
-            assert "nvidia.com/gpu" not in spec["containers"][0]["resources"]["limits"]
-            name = spec["resourceClaims"][0]["resourceClaimTemplateName"] if "resourceClaims" in spec else None
-            out[d["metadata"]["name"]] = counts.pop(name) if name else None
-    assert not counts, f"claim templates no pod uses: {counts}"
-    return out
-
-
 def test_each_pool_claims_the_count_its_gres_strings_give(tmp_path: Path) -> None:
     """Was: manual, 'the count `$gpuCount` reads `$gpuCount`, which the `range` sets per item'. Now each GPU pool's
     pods claim the count the pool's own gres string gives (small 1, big 4, past its MPS entry), from a claim template
     of their own; the CPU pool gets no claim."""
     _, chart = fixed(tmp_path)
-    with_dra = "dra.enabled=true"
-    assert claimed(docs(chart, with_dra)) == {"cpu": None, "small": 1, "big": 4}
-    assert claimed(docs(chart, with_dra, files=three_gpus(tmp_path))) == {"cpu": None, "small": 3, "big": 4}
-    assert claimed(docs(chart, with_dra, "gpuRuntime=false")) == {"cpu": None, "small": None, "big": None}
+    on = "dra.enabled=true"
+    assert claimed_counts(docs(chart, on), "StatefulSet") == {"cpu": None, "small": 1, "big": 4}
+    assert claimed_counts(docs(chart, on, files=three_gpus(tmp_path)), "StatefulSet")["small"] == 3
+    assert set(claimed_counts(docs(chart, on, "gpuRuntime=false"), "StatefulSet").values()) == {None}
 
 
 def test_the_switch_off_renders_as_before(tmp_path: Path) -> None:
