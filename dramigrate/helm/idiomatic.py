@@ -412,9 +412,10 @@ def _range_body(text: str, offset: int) -> tuple[tuple[tuple[str, str, int], ...
     its own level or inside the `if` blocks (first branch) still open at `offset`, depth counting those blocks (a
     models chart's `if eq $model.engine "vllm"`, then `$gpu := ...` inside it, around the device key), in template
     order; the variables it sets inside other blocks of its own; and the actions of those `if` blocks, as far as
-    the deepest assignment taken. An `if`/`with` block closed before the key that sets a variable of the range again
-    (deepgram's `$gpuRequest := int ...`, then `$gpuRequest = int $typeOverrides...` inside `if` blocks of a per-type
-    override) is taken whole, as its actions only (_skeleton), once for each variable it sets."""
+    the deepest assignment taken. An `if`/`with`/`range` block closed before the key that sets a variable of the
+    range again (deepgram's `$gpuRequest := int ...`, then `$gpuRequest = int $typeOverrides...` inside `if` blocks
+    of a per-type override; slurm's `range $pool.gres` setting `$isGpuPool = true`) is taken whole, as its actions
+    only (_skeleton), once for each variable it sets."""
     stack: list[
         tuple[str, int, str, int]
     ] = []  # each open block: its word ("else" past its else), offset, action, index
