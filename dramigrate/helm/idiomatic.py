@@ -466,11 +466,11 @@ _REASSIGNMENT = re.compile(r"^\$([A-Za-z_]\w*)\s*=")  # `$gpus = ...`: a variabl
 
 
 def _skeleton(actions: list[tuple[int, str, str]]) -> str | None:
-    """An `if`/`with` block as template text of its actions that decide and set variables (its `if`, `else`, `with`,
-    `end` and assignments; the text it writes and the actions that write are left out), which renders nothing; None
-    when it holds a `define` or sets no variable declared before it. A `range` in it (slurm's `range $pool.gres`
-    that reads each gres string into `$gpuCount`) is kept as its actions too: it renders nothing either, and runs
-    over the same list where the claim template file replays it."""
+    """An `if`/`with`/`range` block as template text of its actions that decide and set variables (its `if`, `else`,
+    `with`, `range`, `end` and assignments; the text it writes and the actions that write are left out), which
+    renders nothing; None when it holds a `define` or sets no variable declared before it. A `range` in it (slurm's
+    `range $pool.gres` that reads each gres string into `$gpuCount`) runs over the same list where the claim template
+    file replays it."""
     if any(word in ("define", "block", "template") for _, word, _ in actions):
         return None
     if not any(_REASSIGNMENT.match(body) for _, _, body in actions):
