@@ -272,3 +272,23 @@ def fix_chart(chart: Path, kube: str = "1.34", values: tuple[Path, ...] = ()) ->
     assert outcome.proven, outcome.report()
     write_changes(outcome)
     return outcome
+
+
+def claimed_counts(rendered: list[dict[str, Any]], kind: str = "Deployment") -> dict[str, int | None]:
+    """Each workload of `kind`'s claimed device count (None: no claim), asserting no device-plugin request is left
+    and every ResourceClaimTemplate rendered is one a pod names (a chart whose count is per `range` item)."""
+    counts = {
+        d["metadata"]["name"]: d["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
+        for d in rendered
+        if d["kind"] == "ResourceClaimTemplate"
+    }
+    out: dict[str, int | None] = {}
+    for d in rendered:
+        if d["kind"] == kind:
+            spec = d["spec"]["template"]["spec"]
+            for c in spec["containers"]:
+                assert not any("nvidia.com" in k for s in c["resources"].values() if isinstance(s, dict) for k in s)
+            name = spec["resourceClaims"][0]["resourceClaimTemplateName"] if "resourceClaims" in spec else None
+            out[d["metadata"]["name"]] = counts.pop(name) if name else None
+    assert not counts, f"claim templates no pod uses: {counts}"
+    return out

@@ -66,6 +66,15 @@ def _fix(chart: Path, opt_in: bool) -> ChartOutcome:
     return run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
 
 
+def _fix_with(chart: Path, values: str) -> ChartOutcome:
+    """fix --opt-in with one values file of `values` beside the chart."""
+    gpu = chart.parent / "gpu.yaml"
+    gpu.write_text(values)
+    settings = Settings(kube_version="1.34", opt_in=True)
+    options = ChartOptions(kube_version="1.34", values_files=(gpu,))
+    return run_chart(chart, options, load_rules(), settings, Target.parse("1.34"), "fix")
+
+
 def _render(chart: Path, values: str) -> list[dict[str, Any]]:
     extra = chart.parent / "extra.yaml"
     extra.write_text(values)
@@ -123,11 +132,7 @@ spec:
 def test_a_helper_given_each_item_of_a_list_documents_and_proves_the_switch_in_each_item(tmp_path: Path) -> None:
     files = {"templates/_helpers.tpl": STEP_RESOURCES, "templates/models.yaml": MODELS, "values.yaml": "models: []\n"}
     chart = chart_with(tmp_path, "app", files)
-    gpu = chart.parent / "gpu.yaml"
-    gpu.write_text("models:\n  - gpus: 2\n")
-    settings = Settings(kube_version="1.34", opt_in=True)
-    options = ChartOptions(kube_version="1.34", values_files=(gpu,))
-    outcome = run_chart(chart, options, load_rules(), settings, Target.parse("1.34"), "fix")
+    outcome = _fix_with(chart, "models:\n  - gpus: 2\n")
     # was: documented as `dra.enabled` in "each models.<name>", a map entry, for a list (and proven without ever
     # setting it); now proven with models[0] given `dra.enabled: true`, as the comment says
     assert outcome.proven, outcome.report()
@@ -135,3 +140,39 @@ def test_a_helper_given_each_item_of_a_list_documents_and_proves_the_switch_in_e
     assert "`dra.enabled: true` in each models[] requests" in " ".join((chart / "values.yaml").read_text().split())
     on = _render(chart, "models:\n  - gpus: 2\n    dra: {enabled: true}\n")
     assert sorted(d["kind"] for d in on) == ["Deployment", "ResourceClaimTemplate"]
+    assert not any(d["kind"] == "ResourceClaimTemplate" for d in _render(chart, "models:\n  - gpus: 2\n"))
+
+
+ONE_MODEL = (
+    MODELS.replace("{{- range $i, $model := .Values.models }}", "{{- $model := .Values.model }}")
+    .replace("{{ $i }}", "one")
+    .removesuffix("{{- end }}\n")
+)
+
+
+@pytest.mark.parametrize("again", [False, True], ids=["set-once", "set-again"])
+def test_a_helper_given_a_variable_set_once_to_a_values_object_proves_the_switch_in_that_object(
+    tmp_path: Path, again: bool
+) -> None:
+    """A fork of vLLM's production stack serves one model, `$modelSpec := .Values.servingEngineSpec.modelSpec`, where
+    the upstream ranges over a list: the switch sits in that object (`model.dra.enabled`). Was: manual, 'gets
+    `$model`, an object no values path names'. A variable the template sets again may hold another object there,
+    so that one stays manual."""
+    template = ONE_MODEL + ("{{- $model = .Values.other }}\n" if again else "")
+    files = {"templates/_helpers.tpl": STEP_RESOURCES, "templates/model.yaml": template, "values.yaml": "model: {}\n"}
+    chart = chart_with(tmp_path, "app", files)
+    outcome = _fix_with(chart, "model:\n  gpus: 2\n")
+    if again:
+        assert not outcome.proven and not outcome.changes, outcome.report()
+        assert "gets `$model`, an object no values path names" in outcome.manual, outcome.manual
+        return
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert "`dra.enabled: true` in model requests" in " ".join((chart / "values.yaml").read_text().split())
+    on = _render(chart, "model:\n  gpus: 2\n  dra: {enabled: true}\n")
+    assert sorted(d["kind"] for d in on) == ["Deployment", "ResourceClaimTemplate"]
+    claim = next(d for d in on if d["kind"] == "ResourceClaimTemplate")
+    assert claim["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+    pod = next(d for d in on if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    assert "nvidia.com/gpu" not in pod["containers"][0]["resources"].get("limits", {})
+    assert not any(d["kind"] == "ResourceClaimTemplate" for d in _render(chart, "model:\n  gpus: 2\n"))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with
+from conftest import chart_with, claimed_counts
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions
@@ -114,38 +114,19 @@ def texts(chart: Path, *sets: str) -> dict[str, str]:
     return {m.source: m.text for m in render_chart(chart, RenderOptions(set_values=sets)) if m.text.strip()}
 
 
-def claimed(rendered: list[dict[str, Any]]) -> dict[str, int | None]:
-    """Each Deployment's claimed device count (None: no claim), with no device-plugin request left."""
-    counts = {
-        d["metadata"]["name"]: d["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
-        for d in rendered
-        if d["kind"] == "ResourceClaimTemplate"
-    }
-    out: dict[str, int | None] = {}
-    for d in rendered:
-        if d["kind"] == "Deployment":
-            spec = d["spec"]["template"]["spec"]
-            for c in spec["containers"]:
-                assert not any("nvidia.com" in k for s in c["resources"].values() if isinstance(s, dict) for k in s)
-            name = spec["resourceClaims"][0]["resourceClaimTemplateName"] if "resourceClaims" in spec else None
-            out[d["metadata"]["name"]] = counts.pop(name) if name else None
-    assert not counts, f"claim templates no pod uses: {counts}"
-    return out
-
-
 def test_each_type_claims_its_own_overridden_count(tmp_path: Path) -> None:
     """Was: manual, 'the count `$gpuRequest` reads `$gpuRequest`, which the `range` sets per item'. Now each type's
     pod claims the count its own override sets (tts 2), the others the chart's default (stt 1), each from a claim
     template of its own, and tolerates the device's taint."""
     _, chart = fixed(tmp_path, "agent.enabled=true")
     rendered = docs(chart, "agent.enabled=true")
-    assert claimed(rendered) == {"engine-stt": 1, "engine-tts": 2}
+    assert claimed_counts(rendered) == {"engine-stt": 1, "engine-tts": 2}
     for d in rendered:
         if d["kind"] == "Deployment":
             assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in d["spec"]["template"][
                 "spec"
             ]["tolerations"]
-    assert claimed(docs(chart)) == {"engine": 1}  # the `else` of the list: one engine, no type
+    assert claimed_counts(docs(chart)) == {"engine": 1}  # the `else` of the list: one engine, no type
 
 
 def test_a_zero_override_renders_no_claim_and_the_switch_off_renders_as_before(tmp_path: Path) -> None:
@@ -153,7 +134,7 @@ def test_a_zero_override_renders_no_claim_and_the_switch_off_renders_as_before(t
     is byte-identical to the chart before the fix, for both branches of the list."""
     original, chart = fixed(tmp_path, "agent.enabled=true")
     zero = ("agent.enabled=true", "engine.overrides.tts.requests.gpu=0", "engine.overrides.tts.limits.gpu=0")
-    assert claimed(docs(chart, *zero)) == {"engine-stt": 1, "engine-tts": None}
+    assert claimed_counts(docs(chart, *zero)) == {"engine-stt": 1, "engine-tts": None}
     for sets in ((), ("agent.enabled=true",), zero):
         assert texts(chart, "dra.enabled=false", *sets) == texts(original, *sets)
 
@@ -165,7 +146,7 @@ def test_a_mig_profile_named_in_values_gets_the_claim_the_migration_names_after_
     mig = "engine.gpuResourceName=nvidia.com/mig-4g.40gb"
     _, chart = fixed(tmp_path, mig, "agent.enabled=true")
     rendered = docs(chart, mig, "agent.enabled=true")
-    assert claimed(rendered) == {"engine-stt": 1, "engine-tts": 2}
+    assert claimed_counts(rendered) == {"engine-stt": 1, "engine-tts": 2}
     for d in rendered:
         if d["kind"] == "Deployment":
             spec = d["spec"]["template"]["spec"]

@@ -2178,6 +2178,8 @@ def context_path(root: Path, site: CallSite) -> str:
         loop = re.search(r"range\s+" + re.escape(var.group(1)) + r"\s*:=\s*\.Values\.([\w.]+)", text)
         if loop:
             return f"each {loop.group(1)}[]{var.group(2)}"
+        if one := _assigned_once(text, var.group(1)):  # `$modelSpec := .Values.servingEngineSpec.modelSpec`
+            return f"{one}{var.group(2)}"
         pairs = re.search(r"range\s+\$\w+\s*,\s*" + re.escape(var.group(1)) + r"\s*:=\s*\.Values\.([\w.]+)", text)
     if pairs or site.item:
         # `range $name, $step := .Values.steps`, or `.` inside `range .Values.steps`: each entry of a map, or each
@@ -2188,6 +2190,22 @@ def context_path(root: Path, site: CallSite) -> str:
         items = isinstance(get_path(chart_defaults(root), tuple(path.split("."))), list)
         return f"each {path}{'[]' if items else '.<name>'}{rest}"
     return f'each object the "{site.arg}" argument of the helper\'s include names'
+
+
+def _assigned_once(text: str, var: str) -> str:
+    """The values path (`servingEngineSpec.modelSpec`) a template variable holds when the template sets it once, to
+    that path as it is (`{{- $modelSpec := .Values.servingEngineSpec.modelSpec }}`, a fork of vLLM's production
+    stack with one model where the upstream ranges over a list), and nothing sets it again; else "". `.Values` read
+    where a `with` or `range` rebinds `.` is not the chart's."""
+    sets = list(re.finditer(r"\{\{-?\s*" + re.escape(var) + r"\s*(:?=)\s*([^{}]*?)\s*-?\}\}", text))
+    if len(sets) != 1 or sets[0].group(1) != ":=":
+        return ""
+    named = re.fullmatch(r"(\$?)\.Values((?:\.[\w-]+)+)", sets[0].group(2))
+    if named is None:
+        return ""
+    line = text.count("\n", 0, sets[0].start())
+    rebound = any(b.word in ("with", "range", "define", "block") for b in enclosing(blocks(text), line))
+    return "" if rebound and not named.group(1) else named.group(2)[1:]
 
 
 def _scope(root: Path, rel: str) -> str:

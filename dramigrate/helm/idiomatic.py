@@ -413,9 +413,10 @@ def _range_body(text: str, offset: int) -> tuple[tuple[tuple[str, str, int], ...
     its own level or inside the `if` blocks (first branch) still open at `offset`, depth counting those blocks (a
     models chart's `if eq $model.engine "vllm"`, then `$gpu := ...` inside it, around the device key), in template
     order; the variables it sets inside other blocks of its own; and the actions of those `if` blocks, as far as
-    the deepest assignment taken. An `if`/`with` block closed before the key that sets a variable of the range again
-    (deepgram's `$gpuRequest := int ...`, then `$gpuRequest = int $typeOverrides...` inside `if` blocks of a per-type
-    override) is taken whole, as its actions only (_skeleton), once for each variable it sets."""
+    the deepest assignment taken. An `if`/`with`/`range` block closed before the key that sets a variable of the
+    range again (deepgram's `$gpuRequest := int ...`, then `$gpuRequest = int $typeOverrides...` inside `if` blocks
+    of a per-type override; slurm's `range $pool.gres` setting `$isGpuPool = true`) is taken whole, as its actions
+    only (_skeleton), once for each variable it sets."""
     stack: list[
         tuple[str, int, str, int]
     ] = []  # each open block: its word ("else" past its else), offset, action, index
@@ -445,7 +446,7 @@ def _range_body(text: str, offset: int) -> tuple[tuple[tuple[str, str, int], ...
     entries = [(at, name, body, paths[opened]) for at, opened, name, body in seen if opened in paths]
     taken: list[tuple[int, int]] = []  # the offsets of the blocks taken whole
     for opened, first, last, word in closed:
-        skeleton = _skeleton(acts[first : last + 1]) if opened in paths and word in ("if", "with") else None
+        skeleton = _skeleton(acts[first : last + 1]) if opened in paths and word in ("if", "with", "range") else None
         if skeleton is not None:
             taken.append((acts[first][0], acts[last][0]))
             reset = dict.fromkeys(m.group(1) for _, _, b in acts[first:last] if (m := _REASSIGNMENT.match(b)))
@@ -466,14 +467,17 @@ _REASSIGNMENT = re.compile(r"^\$([A-Za-z_]\w*)\s*=")  # `$gpus = ...`: a variabl
 
 
 def _skeleton(actions: list[tuple[int, str, str]]) -> str | None:
-    """An `if`/`with` block as template text of its actions that decide and set variables (its `if`, `else`, `with`,
-    `end` and assignments; the text it writes and the actions that write are left out), which renders nothing; None
-    when it holds another block (`range`, a `define`) or sets no variable declared before it."""
-    if any(word in ("range", "define", "block", "template") for _, word, _ in actions):
+    """An `if`/`with`/`range` block as template text of its actions that decide and set variables (its `if`, `else`,
+    `with`, `range`, `end` and assignments; the text it writes and the actions that write are left out), which
+    renders nothing; None when it holds a `define` or sets no variable declared before it. A `range` in it (slurm's
+    `range $pool.gres` that reads each gres string into `$gpuCount`) runs over the same list where the claim template
+    file replays it."""
+    if any(word in ("define", "block", "template") for _, word, _ in actions):
         return None
     if not any(_REASSIGNMENT.match(body) for _, _, body in actions):
         return None
-    kept = [body for _, word, body in actions if word in ("if", "else", "with", "end") or _ASSIGNMENT.match(body)]
+    words = ("if", "else", "with", "range", "break", "continue", "end")
+    kept = [body for _, word, body in actions if word in words or _ASSIGNMENT.match(body)]
     return "".join(f"{{{{- {body} }}}}" for body in kept)
 
 
