@@ -52,6 +52,8 @@ def lint_refusals(files: Iterable[Any], charts: list[Any], roots: tuple[Path, ..
 
 
 def _chart_refusal(chart: Any, roots: tuple[Path, ...]) -> None:
+    """The chart's fixable findings left unfixable at the first file of the chart they name that fix would refuse
+    (a file of a packed subchart, which fix does not write, is not there to ask)."""
     prefix = chart.display.rstrip("/") + "/"
     named = dict.fromkeys(x.file for f in chart.findings if f.fixable for x in (f, *f.related))
     for name in named:
