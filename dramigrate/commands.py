@@ -836,7 +836,10 @@ def _exit(result: RunResult, fail_on: Severity, exit_zero: bool = False) -> int:
 
 
 def do_lint(opts: Options, fail_on: Severity | None) -> int:
+    from dramigrate.fixrefusal import lint_refusals
+
     ctx, result = _execute(opts, fix=False, writes=False, command="lint")
+    lint_refusals(result.files, ctx.charts, _trees(opts))  # not "(fixable)" when fix would refuse the file
     if fail_on is None:  # the config file's fail-on, else errors only
         fail_on = Severity(ctx.settings.fail_on)
     missing = needed_classes(result)
@@ -938,30 +941,30 @@ def _refused_by_fix(roots: tuple[Path, ...], result: RunResult) -> None:
     """diff shows what fix would write: a rewrite fix would refuse (a symlink it is reached through, a read-only,
     hard-linked or other user's file without --force, a file changed since it was read), and the rest of its
     kustomize graph (written whole or not at all), is not shown; it is the file's finding, as in fix."""
-    from dramigrate.writer import WriteOptions, check_writable
+    from dramigrate.fixrefusal import leave_unfixable, refused
 
-    options = WriteOptions(roots=roots)
-    refused: dict[str, InputError] = {}
-    for r in result.files:
-        if r.path != "-" and r.rewritten is not None:
-            try:
-                check_writable(Path(r.path), r.raw, options)
-            except InputError as exc:
-                refused[r.path] = exc
-    groups = {r.together: r.path for r in result.files if r.path in refused and r.together}
+    refusals = {
+        r.path: exc
+        for r in result.files
+        if r.path != "-" and r.rewritten is not None and (exc := refused(Path(r.path), roots, r.raw)) is not None
+    }
+    groups = {r.together: r.path for r in result.files if r.path in refusals and r.together}
     for r in result.files:
         if r.rewritten is None:
             continue
-        if r.path in refused:
-            _not_written(r, result, refused[r.path], "fix would not write it")
-        elif r.together in groups:
+        exc = refusals.get(r.path)
+        if exc is None and r.together in groups:
             why = f"its kustomize graph ({r.together}) is written whole or not at all, and {groups[r.together]} is not"
-            _not_written(r, result, InputError(why, r.path), "fix would not write it")
+            exc = InputError(why, r.path)
+        if exc is not None:
+            _not_written(r, result, exc, "fix would not write it")
+            leave_unfixable(r.findings, exc)
 
 
 def _chart_refused(chart: Any, result: RunResult, roots: tuple[Path, ...]) -> bool:
     """diff of a chart fix would not write (a symlink one of its files is reached through, a read-only file it
     would rewrite): the chart's finding as fix gives it (a chart is written whole or not at all), and no diff."""
+    from dramigrate.fixrefusal import leave_unfixable
     from dramigrate.helm.run import planned_writes
     from dramigrate.migrate import FileResult
     from dramigrate.writer import WriteOptions
@@ -972,8 +975,7 @@ def _chart_refused(chart: Any, result: RunResult, roots: tuple[Path, ...]) -> bo
         r = FileResult(exc.file or chart.display, rewritten="")
         result.files.append(r)
         _not_written(r, result, exc, "fix would not write it")
-        for f in chart.findings:
-            f.fixed = False
+        leave_unfixable(chart.findings, exc)
         return True
     return False
 

@@ -34,6 +34,20 @@ def _refused_by_fix(tmp_path: Path, kind: str) -> tuple[Path, Path]:
 REFUSALS = {"read-only": "read-only file", "hard-linked": "has 2 hard links", "owned": "owned by user 54321"}
 
 
+def _counted_chart(tmp_path: Path) -> Path:
+    """The chart c: a pod template whose GPU count is the values file's `gpus` (fix rewrites both files)."""
+    return chart_with(
+        tmp_path,
+        "c",
+        {
+            "values.yaml": "gpus: 1\n",
+            "templates/pod.yaml": ONE_GPU_POD.format(name="p").replace(
+                "nvidia.com/gpu: 1", "nvidia.com/gpu: {{ .Values.gpus }}"
+            ),
+        },
+    )
+
+
 @pytest.mark.parametrize("kind", list(REFUSALS))
 def test_diff_says_fix_would_refuse_a_read_only_hard_linked_or_others_file(tmp_path: Path, kind: str) -> None:
     """diff shows what fix would write; a file fix refuses without --force (read-only, hard-linked, another
@@ -72,16 +86,7 @@ def test_diff_in_json_counts_a_file_fix_would_refuse_as_bad_input(tmp_path: Path
 def test_diff_of_a_chart_with_a_read_only_file_fix_would_rewrite_names_it(tmp_path: Path) -> None:
     """A chart is written whole or not at all: fix refuses it for a read-only values file it would rewrite; diff
     showed the chart's patch as if fix would write it."""
-    chart = chart_with(
-        tmp_path,
-        "c",
-        {
-            "values.yaml": "gpus: 1\n",
-            "templates/pod.yaml": ONE_GPU_POD.format(name="p").replace(
-                "nvidia.com/gpu: 1", "nvidia.com/gpu: {{ .Values.gpus }}"
-            ),
-        },
-    )
+    chart = _counted_chart(tmp_path)
     (chart / "values.yaml").chmod(0o444)
 
     code, out, err = run_dramigrate(["diff", "c"], cwd=tmp_path)
@@ -272,3 +277,76 @@ def test_a_chart_fix_was_stopped_writing_is_left_whole_and_named(tmp_path: Path,
     [left] = report["files"]["notWritten"]
     assert left["file"] == "c" and "the run was stopped (SIGTERM)" in left["reason"], left
     assert not [f for f in report["findings"] if f["file"].startswith("c/") and f.get("fixed")], report["findings"]
+
+
+@pytest.mark.parametrize("kind", list(REFUSALS))
+def test_lint_does_not_call_fixable_a_file_fix_would_refuse(tmp_path: Path, kind: str) -> None:
+    """lint called the request in a read-only, hard-linked or other user's file `(fixable)` and counted it in the
+    summary, so a CI gate said to run fix, and fix then refused the file. lint now says what diff says: the finding
+    stays, not fixable, naming the file with fix's reason and --force. File modes are no bad input for lint: its exit
+    code is what the findings make it (--exit-zero still passes, which it never does on bad input)."""
+    tree, _ = _refused_by_fix(tmp_path, kind)
+
+    code, out, err = run_dramigrate(["lint", "tree"], cwd=tmp_path)
+    zero, _, _ = run_dramigrate(["lint", "tree", "--exit-zero"], cwd=tmp_path)
+    fix_code, _, fix_err = run_dramigrate(["fix", "tree"], cwd=tmp_path)
+
+    assert "Traceback" not in err + fix_err
+    assert REFUSALS[kind] in fix_err and fix_code == 2  # what fix does, as lint must say it
+    bad = [line for line in out.splitlines() if line.startswith("tree/bad.yaml:")]
+    good = [line for line in out.splitlines() if line.startswith("tree/good.yaml:")]
+    assert bad and all("(fixable)" not in line for line in bad), out
+    assert all(f"fix would not write tree/bad.yaml: {REFUSALS[kind]}" in line and "--force" in line for line in bad)
+    assert good and all("(fixable)" in line for line in good), out
+    assert f"{len(good)} fixable with `dramigrate fix`" in out.splitlines()[-1], out
+    assert code == 1 and zero == 0, err  # error findings remain; not bad input
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "github", "markdown", "junit"])
+def test_lint_reports_name_a_file_fix_would_refuse_in_every_format(tmp_path: Path, fmt: str) -> None:
+    """Every machine format says it as the text report does: a CI gate reads these, not the text."""
+    _refused_by_fix(tmp_path, "read-only")
+
+    code, out, err = run_dramigrate(["lint", "tree", "--format", fmt], cwd=tmp_path)
+
+    assert code == 1, err
+    assert "fix would not write tree/bad.yaml: read-only file" in out and "--force writes it anyway" in out, out
+    if fmt == "json":
+        doc = json.loads(out)
+        by_file = {f["file"]: f["fixable"] for f in doc["findings"]}
+        assert by_file == {"tree/bad.yaml": False, "tree/good.yaml": True}, doc["findings"]
+        assert doc["summary"]["fixable"] == 1 and doc["summary"]["badInput"] == 0, doc["summary"]
+    if fmt == "markdown":
+        assert "1 fixable with `dramigrate fix`" in out, out
+
+
+def test_diff_does_not_call_fixable_a_file_fix_would_refuse(tmp_path: Path) -> None:
+    """diff named the file fix would refuse but still called its request `(fixable)` and counted it: the JSON
+    report's summary said 2 fixable of which fix would resolve 1."""
+    _refused_by_fix(tmp_path, "read-only")
+
+    _, out, _ = run_dramigrate(["diff", "tree", "--format", "json"], cwd=tmp_path)
+
+    doc = json.loads(out)
+    assert {f["file"]: f["fixable"] or f["wouldFix"] for f in doc["findings"] if f["rule"] != "bad-input"} == {
+        "tree/bad.yaml": False,
+        "tree/good.yaml": True,
+    }, doc["findings"]
+    assert doc["summary"]["fixable"] == 1, doc["summary"]
+
+
+@pytest.mark.parametrize("refused", ["templates/pod.yaml", "values.yaml"])
+def test_lint_of_a_chart_with_a_read_only_file_fix_would_rewrite_names_it(tmp_path: Path, refused: str) -> None:
+    """A chart is written whole or not at all: lint called its request fixable while fix refused the chart for a
+    read-only template (or the values file holding the count) it would rewrite."""
+    chart = _counted_chart(tmp_path)
+    (chart / refused).chmod(0o444)
+
+    code, out, err = run_dramigrate(["lint", "c"], cwd=tmp_path)
+    fix_code, _, fix_err = run_dramigrate(["fix", "c"], cwd=tmp_path)
+
+    assert f"c/{refused}: read-only file" in fix_err and fix_code == 2  # what fix does, as lint must say it
+    request = [line for line in out.splitlines() if "[legacy-device-request]" in line]
+    assert request and all("(fixable)" not in line for line in request), out
+    assert all(f"fix would not write c/{refused}: read-only file" in line and "--force" in line for line in request)
+    assert "fixable with" not in out and code == 1, out + err
