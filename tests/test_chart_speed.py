@@ -368,6 +368,32 @@ def test_the_original_render_is_validated_only_when_the_rewritten_one_has_an_err
     assert "initialDelay" in prove.strict_errors(same, ("1.34",), valid)
 
 
+def test_an_object_the_original_render_holds_as_it_is_is_not_validated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Proof D validates only the objects the rewrite changed: one the original render holds as it is (its kind,
+    name and every field alike) can only have the original's errors, which the proof leaves out; a changed one is
+    validated, and its new error found."""
+    from dramigrate import validate
+    from dramigrate.helm import prove
+
+    checked: list[str] = []
+    real = validate.schema_errors
+
+    def counting(obj: dict[str, Any], version: str) -> list[str]:
+        checked.append(obj["metadata"]["name"])
+        return real(obj, version)
+
+    monkeypatch.setattr(validate, "schema_errors", counting)
+    monkeypatch.setattr(validate, "_CHECKED", {})
+    pod = "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers:\n  - name: a\n    image: b\n"
+    slip = "    readinessProbe:\n      initialDelay: 15\n"  # the chart's own slip
+    kept, changed = pod.format(name="kept") + slip, pod.format(name="changed")
+    before = kept + changed
+    assert prove.strict_errors(kept + changed.replace("image: b", "image: c"), ("1.34", "1.36"), before) == ""
+    assert checked == ["changed", "changed"]  # once for each version
+    broken = changed + "    ports: 80\n"  # a field the rewrite got wrong
+    assert "ports" in prove.strict_errors(kept + broken, ("1.34",), before)
+
+
 SERVICES = """\
 {{- range $name, $svc := .Values.services }}
 {{- if $svc.enabled }}
