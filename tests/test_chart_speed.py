@@ -340,13 +340,9 @@ def test_fix_loads_the_html_page_engine_only_for_html() -> None:
     assert out.strip() == "False"
 
 
-def test_the_original_render_is_validated_only_when_the_rewritten_one_has_an_error(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Proof D leaves out schema errors the original chart has too; it validates the original render's objects only
-    when the rewritten render has an error to excuse (it validated both for every value set)."""
+def validated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the objects validated from now on, each time one is (none remembered from before)."""
     from dramigrate import validate
-    from dramigrate.helm import prove
 
     checked: list[str] = []
     real = validate.schema_errors
@@ -357,6 +353,17 @@ def test_the_original_render_is_validated_only_when_the_rewritten_one_has_an_err
 
     monkeypatch.setattr(validate, "schema_errors", counting)
     monkeypatch.setattr(validate, "_CHECKED", {})
+    return checked
+
+
+def test_the_original_render_is_validated_only_when_the_rewritten_one_has_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Proof D leaves out schema errors the original chart has too; it validates the original render's objects only
+    when the rewritten render has an error to excuse (it validated both for every value set)."""
+    from dramigrate.helm import prove
+
+    checked = validated(monkeypatch)
     pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers:\n  - name: a\n"
     pod += "    image: b\n{extra}"
     valid, original = pod.format(name="rewritten", extra=""), pod.format(name="original", extra="")
@@ -372,18 +379,9 @@ def test_an_object_the_original_render_holds_as_it_is_is_not_validated(monkeypat
     """Proof D validates only the objects the rewrite changed: one the original render holds as it is (its kind,
     name and every field alike) can only have the original's errors, which the proof leaves out; a changed one is
     validated, and its new error found."""
-    from dramigrate import validate
     from dramigrate.helm import prove
 
-    checked: list[str] = []
-    real = validate.schema_errors
-
-    def counting(obj: dict[str, Any], version: str) -> list[str]:
-        checked.append(obj["metadata"]["name"])
-        return real(obj, version)
-
-    monkeypatch.setattr(validate, "schema_errors", counting)
-    monkeypatch.setattr(validate, "_CHECKED", {})
+    checked = validated(monkeypatch)
     pod = "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers:\n  - name: a\n    image: b\n"
     slip = "    readinessProbe:\n      initialDelay: 15\n"  # the chart's own slip
     kept, changed = pod.format(name="kept") + slip, pod.format(name="changed")
