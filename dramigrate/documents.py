@@ -533,9 +533,9 @@ def _objects_only(doc: Document) -> bool:
     and blank lines may go, Document.comments) and writes no tag. Such a text need not keep the document's lines, only
     read back to exactly the edited data, as edited_body checks of any text it returns: ruamel's whole dump of that
     data is then the text, without ruamel's dump of the unedited document (the merge's base) and the merge, a third of
-    the edits' time in a proof (sm-realtime's edits 46 documents in its 22 migrations). A document with a tag keeps
-    the merge: its whole dump may spell the tag otherwise (_refuse_lost_tag), and a YAML 1.1 reader (the proof's,
-    Kubernetes') read it otherwise."""
+    the edits' time in a proof (sm-realtime's proof edits 46 documents in its 22 migrations). A document with a tag
+    keeps the merge: its whole dump may spell the tag otherwise (_refuse_lost_tag), which a YAML 1.1 reader (the
+    proof's, Kubernetes') may read otherwise."""
     return not doc.comments and not doc.tags and not _TAG_LIKE.search(doc.body)
 
 
