@@ -433,17 +433,17 @@ PROOF_RENDER = """\
 apiVersion: batch/v1
 kind: Job
 metadata:
-  name: "warmup"   # a comment a template wrote
+  name: "train"   # a comment a template wrote
 
   labels:
-    app: 'warmup'
+    app: 'train'
 spec:
+  backoffLimit: 2
   template:
     spec:
-      restartPolicy: Never
       containers:
-      - name: warmup
-        image: warmup:1
+      - image: trainer:2
+        name: train
         command: ["sh", "-c", "#!/bin/sh\\n[ \\"$A\\" != 'on' ] && echo hi!"]
         env:
         - name: ENABLED
@@ -451,6 +451,7 @@ spec:
         resources:
           limits:
             nvidia.com/gpu: 2
+      restartPolicy: OnFailure
 ---
 # Source: chart/templates/tagged.yaml
 apiVersion: v1
