@@ -54,16 +54,26 @@ def schema_errors(obj: dict[str, Any], version: str) -> list[str]:
     templates are mostly the same, and the schema's walk was a fifth of a proof's migration time. The key is the
     object as JSON, its keys in their order (an error message lists unexpected keys in that order); an object JSON
     does not write as it is (a value of another type) is checked every time."""
-    import json
-
-    try:
-        key = (json.dumps(obj, default=_not_json), version)
-    except (TypeError, ValueError):
+    text = object_json(obj)
+    if text is None:
         return _schema_errors(obj, version)
+    key = (text, version)
     found = _CHECKED.get(key)
     if found is None:
         found = remember(_CHECKED, key, _schema_errors(obj, version), _CHECKED_MAX)
     return list(found)  # the caller's to extend
+
+
+def object_json(obj: dict[str, Any]) -> str | None:
+    """An object as JSON, its keys in their order: its strict-schema errors are a function of this text alone (an
+    error message lists unexpected keys in that order). None for an object JSON does not write as it is (a value of
+    another type)."""
+    import json
+
+    try:
+        return json.dumps(obj, default=_not_json)
+    except (TypeError, ValueError):
+        return None
 
 
 def _not_json(value: Any) -> Any:

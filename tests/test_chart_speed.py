@@ -340,13 +340,9 @@ def test_fix_loads_the_html_page_engine_only_for_html() -> None:
     assert out.strip() == "False"
 
 
-def test_the_original_render_is_validated_only_when_the_rewritten_one_has_an_error(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Proof D leaves out schema errors the original chart has too; it validates the original render's objects only
-    when the rewritten render has an error to excuse (it validated both for every value set)."""
+def validated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the objects validated from now on, each time one is (none remembered from before)."""
     from dramigrate import validate
-    from dramigrate.helm import prove
 
     checked: list[str] = []
     real = validate.schema_errors
@@ -357,6 +353,17 @@ def test_the_original_render_is_validated_only_when_the_rewritten_one_has_an_err
 
     monkeypatch.setattr(validate, "schema_errors", counting)
     monkeypatch.setattr(validate, "_CHECKED", {})
+    return checked
+
+
+def test_the_original_render_is_validated_only_when_the_rewritten_one_has_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Proof D leaves out schema errors the original chart has too; it validates the original render's objects only
+    when the rewritten render has an error to excuse (it validated both for every value set)."""
+    from dramigrate.helm import prove
+
+    checked = validated(monkeypatch)
     pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers:\n  - name: a\n"
     pod += "    image: b\n{extra}"
     valid, original = pod.format(name="rewritten", extra=""), pod.format(name="original", extra="")
@@ -366,6 +373,23 @@ def test_the_original_render_is_validated_only_when_the_rewritten_one_has_an_err
     same = pod.format(name="same", extra=slip)
     assert prove.strict_errors(same, ("1.34",), same) == ""
     assert "initialDelay" in prove.strict_errors(same, ("1.34",), valid)
+
+
+def test_an_object_the_original_render_holds_as_it_is_is_not_validated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Proof D validates only the objects the rewrite changed: one the original render holds as it is (its kind,
+    name and every field alike) can only have the original's errors, which the proof leaves out; a changed one is
+    validated, and its new error found."""
+    from dramigrate.helm import prove
+
+    checked = validated(monkeypatch)
+    pod = "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers:\n  - name: a\n    image: b\n"
+    slip = "    readinessProbe:\n      initialDelay: 15\n"  # the chart's own slip
+    kept, changed = pod.format(name="kept") + slip, pod.format(name="changed")
+    before = kept + changed
+    assert prove.strict_errors(kept + changed.replace("image: b", "image: c"), ("1.34", "1.36"), before) == ""
+    assert checked == ["changed", "changed"]  # once for each version
+    broken = changed + "    ports: 80\n"  # a field the rewrite got wrong
+    assert "ports" in prove.strict_errors(kept + broken, ("1.34",), before)
 
 
 SERVICES = """\

@@ -409,12 +409,12 @@ def test_helm_quoted_strings_and_keys_are_written_without_ruamels_emitter() -> N
 
 
 def test_a_proof_document_changed_since_its_parse_gets_the_dump_of_its_own_data() -> None:
-    """A proof migrates the same rendered documents once per value set; the dump of each before its edit (the base of
-    the three-way merge) is kept by its text. A document whose data changed since its parse is dumped afresh, not
-    given the dump of the text's parse."""
+    """A proof migrates the same rendered documents once per value set; the dump of a tagged one before its edit (the
+    base of the three-way merge) is kept by its text. A document whose data changed since its parse is dumped afresh,
+    not given the dump of the text's parse."""
     from dramigrate.documents import parse_document, start_edit
 
-    body = "kind: Pod\nmetadata:\n  name: first\nspec:\n  containers:\n  - name: c\n    image: x\n"
+    body = "kind: Pod\nmetadata:\n  name: first\nspec:\n  containers:\n  - name: c\n    image: !!str x\n"
     first, second = (
         split_documents("render.yaml", body.encode(), helm_render=True, comments=False).documents[0] for _ in range(2)
     )
@@ -425,3 +425,77 @@ def test_a_proof_document_changed_since_its_parse_gets_the_dump_of_its_own_data(
     start_edit(second)
     assert first.baseline == body
     assert second.baseline == body.replace("first", "second")
+
+
+PROOF_RENDER = """\
+---
+# Source: chart/templates/job.yaml
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: "train"   # a comment a template wrote
+
+  labels:
+    app: 'train'
+spec:
+  backoffLimit: 2
+  template:
+    spec:
+      containers:
+      - image: trainer:2
+        name: train
+        command: ["sh", "-c", "#!/bin/sh\\n[ \\"$A\\" != 'on' ] && echo hi!"]
+        env:
+        - name: ENABLED
+          value: "yes"
+        resources:
+          limits:
+            nvidia.com/gpu: 2
+      restartPolicy: OnFailure
+---
+# Source: chart/templates/tagged.yaml
+apiVersion: v1
+kind: Pod
+metadata:
+  name: tagged
+spec:
+  containers:
+  - name: c
+    image: !!str x
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+"""
+
+
+def test_a_proof_migration_reads_as_the_manifest_migration_without_dumping_the_unedited_documents(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A proof's migration of a render is read only as objects: an edited document without a tag is written as
+    ruamel's whole dump of its edited data, with no dump of it before the edit nor a three-way merge, and it reads, as
+    the proof reads renders (YAML 1.1), as the manifest migration's (`fix -`) text does; a tagged one keeps the
+    merge."""
+    from dramigrate import documents
+    from dramigrate.config import Settings
+    from dramigrate.helm import prove
+    from dramigrate.migrate import Job, run_file
+    from dramigrate.rules import load_rules
+    from dramigrate.versions import Target
+
+    migrated = {}
+    for comments in (True, False):
+        job = Job("render.yaml", PROOF_RENDER.encode(), True, suppressions=False, helm_render=True, comments=comments)
+        result = run_file(job, load_rules(), Settings(), Target.parse("1.34"))
+        assert result.rewritten is not None
+        migrated[comments] = result.rewritten
+    manifest, proof = migrated[True], migrated[False]
+    assert list(prove.documents(proof)) == list(prove.documents(manifest))
+    assert "# a comment a template wrote" in manifest and "# a comment a template wrote" not in proof
+    assert "image: !!str x" in proof  # the tagged Pod's lines, kept by the merge
+    dumped: list[Any] = []
+    monkeypatch.setattr(documents, "dump_yaml", lambda data, indent=None: dumped.append(data) or "")
+    monkeypatch.setattr(documents, "_BASELINES", {})
+    for doc in split_documents("render.yaml", PROOF_RENDER.encode(), helm_render=True, comments=False).documents:
+        documents.parse_document("render.yaml", doc)
+        documents.start_edit(doc)
+    assert [d["kind"] for d in dumped] == ["Pod"]  # only the tagged one is dumped before its edit

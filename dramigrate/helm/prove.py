@@ -633,9 +633,13 @@ def strict_errors(stream: str, versions: tuple[str, ...], before: str = "") -> s
     """The first strict-schema error of the rendered ResourceClaimTemplates and built-in workloads (each object
     checked once per version: the value sets of a proof render mostly the same objects). `before`: the original
     chart's render; an error its same object has there too (a field the chart misspells upstream) is the chart's,
-    not the rewrite's, and is left out."""
+    not the rewrite's, and is left out. So an object `before` holds exactly as it is (the same kind and name, the
+    same JSON, keys in their order) is not validated at all: its errors are a function of that JSON alone, so each
+    would be the original's and left out (most objects of a rewritten render are ones the rewrite does not touch:
+    a chart's Services and ConfigMaps, its other workloads)."""
+    kept = _as_json(before) if before else frozenset()
     known: set[tuple[str, str]] | None = None  # read only when the rewritten render has an error
-    for where, error in _strict_errors(stream, versions):
+    for where, error in _strict_errors(stream, versions, kept):
         if before and known is None:
             known = set(_strict_errors(before, versions))
         if known is None or (where, error) not in known:
@@ -643,19 +647,35 @@ def strict_errors(stream: str, versions: tuple[str, ...], before: str = "") -> s
     return ""
 
 
-def _strict_errors(stream: str, versions: tuple[str, ...]) -> Iterator[tuple[str, str]]:
-    from dramigrate.validate import schema_errors
+_CHECKED_KINDS = ("resource.k8s.io", "apps", "batch", "v1")  # the API groups strict_errors validates
 
+
+def _checked_objects(stream: str) -> Iterator[dict[str, Any]]:
+    """The objects of a render strict_errors validates, as plain data."""
     for doc in documents(stream):
-        if not isinstance(doc, dict):
+        if isinstance(doc, dict) and str(doc.get("apiVersion", "")).split("/")[0] in _CHECKED_KINDS:
+            yield _plain(doc)
+
+
+def _as_json(stream: str) -> frozenset[str]:
+    """The JSON of each object of a render strict_errors validates (validate.object_json)."""
+    from dramigrate.validate import object_json
+
+    return frozenset(text for obj in _checked_objects(stream) if (text := object_json(obj)) is not None)
+
+
+def _strict_errors(
+    stream: str, versions: tuple[str, ...], kept: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, str]]:
+    """Each object's strict-schema errors for each version, but for the objects whose JSON is in `kept`."""
+    from dramigrate.validate import object_json, schema_errors
+
+    for plain in _checked_objects(stream):
+        if kept and object_json(plain) in kept:
             continue
-        api = str(doc.get("apiVersion", ""))
-        if api.split("/")[0] not in ("resource.k8s.io", "apps", "batch", "v1"):
-            continue
-        plain = _plain(doc)
         for version in versions:
             errors = schema_errors(plain, version)  # checked once per object and version (validate.py keeps them)
-            where = f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name')} for Kubernetes {version}"
+            where = f"{plain.get('kind')}/{(plain.get('metadata') or {}).get('name')} for Kubernetes {version}"
             for error in errors:
                 yield where, error
 
