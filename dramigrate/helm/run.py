@@ -79,6 +79,7 @@ from dramigrate.helm.outcome import (
     _volatile,
     _with_switches,
     fixed_marks,
+    in_dependency_sources,
     restore_fixed,
     shipped_files,
     switch_files,
@@ -1284,13 +1285,19 @@ def _live_branch(
 def _through_includes(outcome: ChartOutcome, sub: str, rels: set[str]) -> set[str]:
     """The templates to change: a template that only includes a define (`{{ include "nim.common.v1.deployment" . }}`
     from an unpacked library chart) stands for the file of that define, where its finding points (map_findings)."""
+    defines = _define_files(outcome, sub, rels)
+    return (set(rels) - set(defines.values())) | set(defines)
+
+
+def _define_files(outcome: ChartOutcome, sub: str, rels: set[str]) -> dict[str, str]:
+    """Each file of a define that writes a device request of a template of `rels` (relative to the chart `sub`), with
+    that template, whose line includes it: the objects the render names by the template are the define's."""
     prefix = f"{outcome.display}/{sub + '/' if sub else ''}"
-    out = set(rels)
+    out: dict[str, str] = {}
     for f in outcome.findings:
         via = [r for r in f.related if r.note.startswith("this line includes ") and r.file.startswith(prefix)]
         if f.resource and via and f.file.startswith(prefix) and via[0].file[len(prefix) :] in rels:
-            out.discard(via[0].file[len(prefix) :])
-            out.add(f.file[len(prefix) :])
+            out.setdefault(f.file[len(prefix) :], via[0].file[len(prefix) :])
     return out
 
 
@@ -1648,9 +1655,11 @@ def _fix_idiomatic(
         return
     _, ref_render, ref_want = reference
     name = chart_name(root)
+    defines = _define_files(outcome, sub, wanted[sub])
 
     def in_leaf(by_template: dict[str, Any]) -> dict[str, Any]:
-        """Objects by template path inside the leaf chart (an aliased subchart renders as charts/<alias>/...)."""
+        """Objects by template path inside the leaf chart (an aliased subchart renders as charts/<alias>/...); a
+        define's file (an unpacked library's) has the objects of the template that includes it."""
         out = {}
         for key, docs in by_template.items():
             try:
@@ -1659,7 +1668,7 @@ def _fix_idiomatic(
                 continue
             if where == sub:
                 out[rel] = docs
-        return out
+        return out | {define: out[rel] for define, rel in defines.items() if rel in out}
 
     migrated = in_leaf(_by_template(ref_want, name))
     named: dict[str, set[str]] = {}  # pattern E: the resource names each template renders with the chart's own and
@@ -1673,7 +1682,7 @@ def _fix_idiomatic(
         if key[1] == "ResourceClaimTemplate"
         for doc in docs
     }
-    wanted[sub] = _through_includes(outcome, sub, wanted[sub])
+    wanted[sub] = (wanted[sub] - set(defines.values())) | set(defines)
     extra = set() if sub else _shipped_templates(root, expected) - wanted[sub]
     extra |= set() if sub else _alike_templates(outcome, root, expected, wanted[sub] | extra, rules)
     wanted[sub] |= extra
@@ -1683,6 +1692,7 @@ def _fix_idiomatic(
         # on (one template per serving profile), is rewritten too; one of another pattern is not taken into this
         # rewrite (a map passed through, a helper's key: vLLM production-stack's Deployment beside its RayCluster)
         turned = {rel: label for rel, label in switched_templates().items() if rel not in wanted[sub]}
+        turned = {rel: label for rel, label in turned.items() if rel not in defines.values()}  # its define's, taken
         switched = _hints(outcome, root, sub, set(turned), rules)
         if other := sorted((rel, h) for rel, h in switched.items() if h.letter != "A"):
             (rel, h), label = other[0], turned[other[0][0]]
@@ -1845,7 +1855,7 @@ def _fix_idiomatic(
                 left=left_lines(outcome.findings, outcome.display) if not sub else None,
             ),
         )
-        changes = _in_umbrella(root, sub, changes)
+        changes = _in_umbrella(root, sub, changes) if sub else in_dependency_sources(root, changes)
     except RewriteError as exc:
         _manual(outcome, f"{f'{sub}: ' if leaves is not None else ''}{exc}{ENGINE_HINT}", "")
         return
