@@ -128,3 +128,16 @@ def test_a_packed_library_stays_manual_work_named_pattern_d(tmp_path: Path) -> N
     )
     finding = next(f for f in outcome.findings if f.rule == "legacy-device-request")
     assert "[chart pattern D (a named helper or library include)]" in finding.message
+
+
+def test_a_define_included_with_another_context_stays_manual_work_named_pattern_d(tmp_path: Path) -> None:
+    """`include "jobs.train" (dict ...)`: the define's `.Values` are what the include hands it, not the chart's."""
+    chart = _chart(tmp_path)
+    (chart / "templates" / "job.yaml").write_text(
+        '{{ include "jobs.train" (dict "Values" .Values "Release" .Release) }}\n'
+    )
+    outcome = _run(chart)
+    assert not outcome.proven and not outcome.changes
+    assert outcome.manual.startswith(
+        f"charts/jobs/templates/_train.tpl:{KEY_LINE}: pattern D (a named helper or library"
+    )

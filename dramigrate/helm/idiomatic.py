@@ -784,24 +784,23 @@ def template_devices(
 
 def whole_defines(root: Path, rel: str, text: str) -> frozenset[str]:
     """The defines of `text`, a file of a library chart unpacked in the chart's charts/ (`rel` under it), that render
-    as a template's own body: each include of one in the chart's templates and the library's passes the root
-    context outside any block (`{{ include "kubeflow-template.pytorch-job" . }}`), so its lines read the chart's
-    values as the template's would."""
+    as a template's own body: the chart's templates include one only with the root context outside any block (`{{
+    include "kubeflow-template.pytorch-job" . }}`), and no other file of the library includes it, so its lines read
+    the chart's values as the template's would."""
     parts = Path(rel).parts
     if len(parts) < 4 or parts[0] != "charts" or parts[2] != "templates" or "define" not in text:
         return frozenset()
-    folders = (root / "templates", root / "charts" / parts[1] / "templates")  # the chart's and the library's
-    texts = [
-        p.read_text(encoding="utf-8", errors="replace")
-        for folder in folders
-        for p in sorted(folder.rglob("*"))
-        if p.is_file() and not p.is_symlink()
-    ]
-    names = defines({rel: text})
+
+    def texts(folder: Path) -> list[str]:
+        files = (p for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink() and p != root / rel)
+        return [p.read_text(encoding="utf-8", errors="replace") for p in files]
+
+    own, library = texts(root / "templates"), texts(root / "charts" / parts[1] / "templates")
     return frozenset(
         name
-        for name in names
-        if (calls := [t for t in texts if f'"{name}"' in t and not defines({"": t}).get(name)])
+        for name in defines({rel: text})
+        if not any(f'"{name}"' in t for t in library)
+        and (calls := [t for t in own if f'"{name}"' in t])
         and all(_whole_template(t, f'"{name}"') for t in calls)
     )
 
