@@ -1692,7 +1692,8 @@ def _fix_idiomatic(
         # on (one template per serving profile), is rewritten too; one of another pattern is not taken into this
         # rewrite (a map passed through, a helper's key: vLLM production-stack's Deployment beside its RayCluster)
         turned = {rel: label for rel, label in switched_templates().items() if rel not in wanted[sub]}
-        turned = {rel: label for rel, label in turned.items() if rel not in defines.values()}  # its define's, taken
+        # a template that only includes a library's define is rewritten in that define (in wanted already)
+        turned = {rel: label for rel, label in turned.items() if rel not in defines.values()}
         switched = _hints(outcome, root, sub, set(turned), rules)
         if other := sorted((rel, h) for rel, h in switched.items() if h.letter != "A"):
             (rel, h), label = other[0], turned[other[0][0]]
