@@ -117,6 +117,30 @@ def test_the_file_source_of_the_library_gets_the_same_change(tmp_path: Path, run
     assert written != DEFINE and (source / "templates" / "_train.tpl").read_text() == written
 
 
+def test_another_chart_built_on_the_library_renders_as_before(tmp_path: Path, run_cli: Any) -> None:
+    """One library folder, two charts built on it (flux-apps-helm's `kubeflow-template`): fix rewrites the define
+    for `trainer`, whose values get the `dra:` block; `evaluator`, left alone, has none. With its charts/ copy built
+    again from the changed folder, it renders byte for byte as before, with its own values and with the switch set off
+    (was: `nil pointer evaluating interface {}.enabled`: the define read `.Values.dra.enabled` bare)."""
+    chart = _chart(tmp_path / "tree")
+    source = chart.parent / "jobs"
+    shutil.copytree(tmp_path / "tree" / "unpacked" / "jobs", source)
+    other = chart_with(tmp_path / "elsewhere", "evaluator", {"values.yaml": "worker:\n  image: eval:2\n  gpus: 1\n"})
+    (other / "Chart.yaml").write_text(CHART_YAML.replace("trainer", "evaluator").replace("../jobs", "../../tree/jobs"))
+    (other / "templates" / "job.yaml").write_text(INCLUDE)
+    shutil.copytree(source, other / "charts" / "jobs")
+    before = [m.text for m in render_chart(other, RenderOptions(kube_version="1.34"))]
+    code, _, err = run_cli(["fix", chart.parent])
+    assert code == 0, err
+    assert (source / "templates" / "_train.tpl").read_text() != DEFINE
+    shutil.rmtree(other / "charts" / "jobs")
+    shutil.copytree(source, other / "charts" / "jobs")  # what `helm dependency build` does
+    for sets in ((), ("dra.enabled=false",)):
+        after = [m.text for m in render_chart(other, RenderOptions(set_values=sets, kube_version="1.34"))]
+        assert after == before, sets
+    assert _pod(_render(other))["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}  # as it was
+
+
 def test_a_packed_library_stays_manual_work_named_pattern_d(tmp_path: Path) -> None:
     chart = _chart(tmp_path, packed=True)
     outcome = _run(chart)

@@ -130,6 +130,7 @@ from dramigrate.helm.renderpool import (
     settled,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_name, with_line_ends
+from dramigrate.helm.sharedlibrary import library_safe
 from dramigrate.helm.switchname import OWN, build_beside, switch_key
 from dramigrate.helm.twins import Twin, archive_writes, random_twin
 from dramigrate.helm.values import (
@@ -1870,6 +1871,8 @@ def _fix_idiomatic(
         leaves.append(_LeafFix(changes, switch_keys, notes, frozenset(shown)))
         return
     outcome.changes = changes = folded(changes)  # the guards' lines, fewer where they fold
+    if not sub:  # a library's define, which charts without the `dra:` block may include: the switch read nil-safe
+        outcome.changes = changes = library_safe(changes, switch_name or OWN)
     patch = outcome.diff()
     own = [c for c in changes if not Path(c.rel).is_absolute()]
     copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))  # version bump shows in labels
