@@ -115,6 +115,7 @@ def test_the_file_source_of_the_library_gets_the_same_change(tmp_path: Path, run
     assert code == 0, err
     written = (chart / "charts" / "jobs" / "templates" / "_train.tpl").read_text()
     assert written != DEFINE and (source / "templates" / "_train.tpl").read_text() == written
+    assert "chart-file-source-missing" not in err  # the source folder is there, and written
 
 
 def test_another_chart_built_on_the_library_renders_as_before(tmp_path: Path, run_cli: Any) -> None:
@@ -139,6 +140,20 @@ def test_another_chart_built_on_the_library_renders_as_before(tmp_path: Path, ru
         after = [m.text for m in render_chart(other, RenderOptions(set_values=sets, kube_version="1.34"))]
         assert after == before, sets
     assert _pod(_render(other))["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}  # as it was
+
+
+def test_a_library_copy_whose_file_source_is_missing_is_named_in_a_warning(tmp_path: Path) -> None:
+    """`file://../jobs` names a folder that is not there (the chart copied out of its repository alone): fix rewrites
+    the copy in charts/ only, and says that a dependency build where the folder is would put the old define back."""
+    chart = _chart(tmp_path)
+    outcome = fix_chart(chart)
+    (warning,) = [f for f in outcome.findings if f.rule == "chart-file-source-missing"]
+    assert (
+        warning.file.endswith("/Chart.yaml")
+        and warning.line == CHART_YAML.splitlines().index("    repository: file://../jobs") + 1
+    )
+    assert "charts/jobs (chart jobs 0.1.0) is built from file://../jobs, which is not there" in warning.message
+    assert "write the same change into ../jobs" in warning.message
 
 
 def test_a_packed_library_stays_manual_work_named_pattern_d(tmp_path: Path) -> None:
