@@ -142,6 +142,18 @@ def test_another_chart_built_on_the_library_renders_as_before(tmp_path: Path, ru
     assert _pod(_render(other))["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}  # as it was
 
 
+def test_the_proof_renders_the_chart_with_only_the_library_rewritten(tmp_path: Path, monkeypatch: Any) -> None:
+    """The proof also renders the chart as one without the `dra:` block sees the library (the original with only the
+    library's files rewritten): a define reading the switch bare, as fix77a's rewrite wrote it, is not written."""
+    import dramigrate.helm.run
+
+    monkeypatch.setattr(dramigrate.helm.run, "library_safe", lambda changes, key: changes)
+    outcome = _run(_chart(tmp_path))
+    assert not outcome.proven and not outcome.changes
+    assert "only the library's files rewritten (a chart built on it without the dra: block)" in outcome.manual
+    assert "nil pointer evaluating interface {}.enabled" in outcome.manual
+
+
 def test_a_library_copy_whose_file_source_is_missing_is_named_in_a_warning(tmp_path: Path) -> None:
     """`file://../jobs` names a folder that is not there (the chart copied out of its repository alone): fix rewrites
     the copy in charts/ only, and says that a dependency build where the folder is would put the old define back."""

@@ -130,7 +130,7 @@ from dramigrate.helm.renderpool import (
     settled,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_name, with_line_ends
-from dramigrate.helm.sharedlibrary import library_safe
+from dramigrate.helm.sharedlibrary import library_safe, others_unchanged, shared
 from dramigrate.helm.switchname import OWN, build_beside, switch_key
 from dramigrate.helm.twins import Twin, archive_writes, random_twin
 from dramigrate.helm.values import (
@@ -1885,6 +1885,10 @@ def _fix_idiomatic(
         mode,
         notes,
     )
+    if outcome.proven and not sub and (library := [c for c in own if shared(c.rel)]):
+        library_only = _rewritten_copy(root, library, work, where="library-only")
+        if why := others_unchanged(root, expected, lambda options: cached_render(library_only, options)):
+            _manual(outcome, why, patch)
     if len(switch_keys) > 1 or switch_name != OWN:
         outcome.usage = _switches_usage(switch_keys, settings.opt_in)
 
