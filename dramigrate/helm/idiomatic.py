@@ -229,13 +229,13 @@ def _nonempty(listed: str) -> str:
 
 
 def _conditions(
-    text: str, offset: int, rel: str, pattern: Pattern
+    text: str, offset: int, rel: str, pattern: Pattern, whole: frozenset[str] = frozenset()
 ) -> tuple[list[str], str, tuple[int, int] | None, int, Loop | None]:
     """The `if` conditions around `offset`, read from the chart's root (an `else` branch reads as the `not` of the
     conditions before it), what `.` is there ("" the root, else the values path of an enclosing `with .Values.x`,
     which counts as a condition too), the innermost enclosing `if` (its offset and branch), how many of the last
     conditions that branch adds, and the enclosing `range` blocks; other enclosing actions make the shape not
-    pattern A."""
+    pattern A. A define named in `whole` (whole_defines) is a template's own body, as one the file includes so."""
     # word, condition, the conditions of the branches before (an if's else), in an else, offset
     stack: list[tuple[str, str, list[str], bool, int]] = []
     for start, end, word in _actions(text):
@@ -260,7 +260,7 @@ def _conditions(
     loop: Loop | None = None
     scope = ""  # inside the range, what a `with` around the key made `.` (`$gres.limits`), read from the item
     for depth, (word, cond, before, in_else, start) in enumerate(stack):
-        if word == "define" and _whole_template(text, cond):
+        if word == "define" and (_whole_template(text, cond) or cond.strip().strip('"') in whole):
             continue  # the template's own body, named so it can also be wrapped (silogen's `define "job"`)
         if scope:
             cond, before = _in_scope(cond, scope), [_in_scope(c, scope) for c in before]
@@ -604,12 +604,19 @@ def _whole_template(text: str, define: str) -> bool:
 
 
 def find_devices(
-    text: str, rel: str, rules: RuleSet, named: str = "", helpers: str = "", kept: Iterable[tuple[str, ...]] = ()
+    text: str,
+    rel: str,
+    rules: RuleSet,
+    named: str = "",
+    helpers: str = "",
+    kept: Iterable[tuple[str, ...]] = (),
+    whole: frozenset[str] = frozenset(),
 ) -> list[Device]:
     """The template's device keys with a values count; a key whose name is one values key, perhaps held in a template
     variable (pattern E), or mapped from values by one of the chart's `helpers` (patterns.name_source), too when
     `named`, the device resource it renders to, is given, unless that values key is one of `kept` (it names a
-    resource the migration leaves alone: keptnames.py)."""
+    resource the migration leaves alone: keptnames.py). `whole`: the defines of the file the chart renders as a
+    template's own body (whole_defines)."""
     lines = text.splitlines()
     offsets, pos = [], 0
     for line in text.splitlines(keepends=True):
@@ -631,7 +638,7 @@ def find_devices(
         count = count_expression(value, True)
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
-        conditions, context, branch, added, loop = _conditions(text, offsets[i], rel, pattern)
+        conditions, context, branch, added, loop = _conditions(text, offsets[i], rel, pattern, whole)
         if loop and loop.scope:  # inside `with $gres.limits` of the item: `.gpu` is `$gres.limits.gpu`
             count = _in_scope(count, loop.scope)
             guarded = (_in_scope(guarded[0], loop.scope), guarded[1]) if guarded else None
@@ -699,14 +706,16 @@ def migrated_devices(devices: list[Device], rules: RuleSet) -> list[Device]:
     return kept
 
 
-def _refuse_at_hint(text: str, rel: str, hint: Pattern | None, exc: NotIdiomatic) -> NoReturn:
+def _refuse_at_hint(
+    text: str, rel: str, hint: Pattern | None, exc: NotIdiomatic, whole: frozenset[str] = frozenset()
+) -> NoReturn:
     """Raise `exc`, or, when the line the findings map to (`hint`, a line the values render) is another device key
     refused for its blocks, that refusal: a Nebius docker chart's `range .Values.containers.containers` rather than
     the same shape's `range` of init containers its values leave empty."""
     if hint is not None and hint.letter == exc.pattern.letter and hint.line != exc.pattern.line:
         offset = sum(len(line) for line in text.splitlines(keepends=True)[: hint.line - 1])
         try:
-            _conditions(text, offset, rel, hint)
+            _conditions(text, offset, rel, hint, whole)
         except NotIdiomatic as at_hint:
             raise at_hint from None
     raise exc
@@ -789,7 +798,31 @@ def template_devices(
     asks for."""
     keys = _name_keys(text, helpers)
     kept = kept_names(keys, template_values(root, rel), rules, asked_for(docs)) if keys else {}
-    return find_devices(text, rel, rules, _named_resource(text, docs, rules, helpers, kept), helpers, kept)
+    named = _named_resource(text, docs, rules, helpers, kept)
+    return find_devices(text, rel, rules, named, helpers, kept, whole_defines(root, rel, text))
+
+
+def whole_defines(root: Path, rel: str, text: str) -> frozenset[str]:
+    """The defines of `text`, a file of a library chart unpacked in the chart's charts/ (`rel` under it), that render
+    as a template's own body: the chart's templates include one only with the root context outside any block (`{{
+    include "kubeflow-template.pytorch-job" . }}`), and no other file of the library includes it, so its lines read
+    the chart's values as the template's would."""
+    parts = Path(rel).parts
+    if len(parts) < 4 or parts[0] != "charts" or parts[2] != "templates" or "define" not in text:
+        return frozenset()
+
+    def texts(folder: Path) -> list[str]:
+        files = (p for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink() and p != root / rel)
+        return [p.read_text(encoding="utf-8", errors="replace") for p in files]
+
+    own, library = texts(root / "templates"), texts(root / "charts" / parts[1] / "templates")
+    return frozenset(
+        name
+        for name in defines({rel: text})
+        if not any(f'"{name}"' in t for t in library)
+        and (calls := [t for t in own if f'"{name}"' in t])
+        and all(_whole_template(t, f'"{name}"') for t in calls)
+    )
 
 
 def _name_keys(text: str, helpers: str) -> list[tuple[tuple[str, ...], str | None]]:
@@ -1400,7 +1433,7 @@ def build(
             if (done := _listed(root, text, rel, rules, originals, migrated, claim_templates, exc)) is not None:
                 listed[rel] = done
                 continue
-            _refuse_at_hint(text, rel, (hints or {}).get(rel), exc)
+            _refuse_at_hint(text, rel, (hints or {}).get(rel), exc, whole_defines(root, rel, text))
         devices = migrated_devices(devices, rules)
         if devices and (lines := (left or {}).get(rel)):
             devices = [
@@ -1947,6 +1980,9 @@ def first_device_line(text: str, rules: RuleSet) -> Pattern:
                 return classify(text, i + 1, res)
         if re.search(r"\b(resources|Resources)\b", line) and "toYaml" in line:
             return classify(text, i + 1, "")
+    lines = [(i, line.strip()) for i, line in enumerate(text.splitlines()) if line.strip() not in ("", "---")]
+    if lines and all(_INCLUDE_ONLY.fullmatch(line) for _, line in lines):  # a library's define writes the objects
+        return Pattern("D", lines[0][0] + 1, lines[0][1])
     return Pattern("F", 1, "")
 
 
@@ -1961,6 +1997,9 @@ def _pinned_guards(w: Workload, pinned: dict[str, str], workloads: list[Workload
         return label in v.delta.labels or label in v.delta.kept
 
     return tuple(g for g, label in pinned.items() if selects(w, label) or not any(selects(v, label) for v in workloads))
+
+
+_INCLUDE_ONLY = re.compile(r"\{\{-?\s*(?:include|template)\s+\"[^\"]+\"[^}]*-?\}\}")
 
 
 def _rewrite_template(

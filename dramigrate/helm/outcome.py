@@ -493,20 +493,40 @@ def _in_umbrella(root: Path, sub: str, changes: list[Change]) -> list[Change]:
             continue
         out.append(Change(f"{sub}/{c.rel}", c.before, c.after))
         if source is not None:
-            before = read_text(source / c.rel)  # the rewrite's text has LF line ends; the write keeps the file's
-            read = () if before is None else (before, chart_text(before), universal_newlines(before))
-            if c.before not in read and not (before is None and c.before is None):
-                raise RewriteError(
-                    f"{sub}/{c.rel} differs from its file:// source {source / c.rel}: run `helm dependency build` "
-                    "and fix again"
-                )
-            out.append(Change(str(source / c.rel), c.before, c.after))
+            out.append(_at_source(source, c, sub))
     if all(c.before == c.after for c in out):  # the subchart as fix left it: no second bump (fix twice)
         return out
     text = (root / "Chart.yaml").read_text(encoding="utf-8")
     bumped_text = bump_version(text)
     if bumped_text != text:
         out.append(Change("Chart.yaml", text, bumped_text))
+    return out
+
+
+def _at_source(source: Path, c: Change, sub: str) -> Change:
+    """The change `c` of the subchart copy charts/.../`sub` written to the `file://` folder it is built from, whose
+    file must match the copy's."""
+    before = read_text(source / c.rel)  # the rewrite's text has LF line ends; the write keeps the file's
+    read = () if before is None else (before, chart_text(before), universal_newlines(before))
+    if c.before not in read and not (before is None and c.before is None):
+        raise RewriteError(
+            f"{sub}/{c.rel} differs from its file:// source {source / c.rel}: run `helm dependency build` and fix again"
+        )
+    return Change(str(source / c.rel), c.before, c.after)
+
+
+def in_dependency_sources(root: Path, changes: list[Change]) -> list[Change]:
+    """The changes of a chart, with each one in a dependency unpacked in its charts/ (a library chart's define the
+    chart's template includes) written to the `file://` folder that dependency is built from too, as an umbrella's
+    subchart is (_in_umbrella): the next `helm dependency build` copies that folder over charts/."""
+    out = list(changes)
+    for c in changes:
+        parts = Path(c.rel).parts
+        if len(parts) > 2 and parts[0] == "charts" and (root / "charts" / parts[1] / "Chart.yaml").is_file():
+            source = _file_source(root, root / "charts" / parts[1])
+            if source is not None:
+                own = Change(Path(*parts[2:]).as_posix(), c.before, c.after)
+                out.append(_at_source(source, own, f"charts/{parts[1]}"))
     return out
 
 

@@ -119,16 +119,17 @@ def _folder_libraries(copy: Path) -> list[Library]:
 
 def _values_read(text: str, index: int) -> str:
     """The values key the library reads for its device key: in a block around the key, else the nearest one its
-    define reads above the key (`range $GPUValues := $rootCtx.Values.scaleGPU`, collected into a list ranged over
-    later; `$res := $c.resources | default $root.Values.resources` then `toYaml $res`), not the define's first read,
-    which may be any field of the container (`image.pullPolicy`)."""
+    define reads on the key's line or above it (`nvidia.com/gpu: {{ .Values.worker.gpus }}`; `range $GPUValues :=
+    $rootCtx.Values.scaleGPU`, collected into a list ranged over later; `$res := $c.resources | default
+    $root.Values.resources` then `toYaml $res`), not the define's first read, which may be any field of the
+    container (`image.pullPolicy`)."""
     around = enclosing(blocks(text), index)
     for b in reversed(around):
         found = re.search(r"\.Values\.([\w.]+)", b.cond)
         if found:
             return found.group(1)
     define = next((b for b in around if b.word == "define"), None)
-    lines = text.splitlines()[define.start : index] if define else []
+    lines = text.splitlines()[define.start : index + 1] if define else []
     found = next((m for line in reversed(lines) if (m := re.search(r"\.Values\.([\w.]+)", line))), None)
     return found.group(1) if found else ""
 

@@ -81,6 +81,7 @@ from dramigrate.helm.outcome import (
     _volatile,
     _with_switches,
     fixed_marks,
+    in_dependency_sources,
     restore_fixed,
     shipped_files,
     switch_files,
@@ -131,6 +132,7 @@ from dramigrate.helm.renderpool import (
     settled,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_name, with_line_ends
+from dramigrate.helm.sharedlibrary import library_safe, others_unchanged, shared
 from dramigrate.helm.switchname import OWN, build_beside, switch_key
 from dramigrate.helm.twins import Twin, archive_writes, random_twin
 from dramigrate.helm.values import (
@@ -1234,13 +1236,19 @@ def _live_branch(
 def _through_includes(outcome: ChartOutcome, sub: str, rels: set[str]) -> set[str]:
     """The templates to change: a template that only includes a define (`{{ include "nim.common.v1.deployment" . }}`
     from an unpacked library chart) stands for the file of that define, where its finding points (map_findings)."""
+    defines = _define_files(outcome, sub, rels)
+    return (set(rels) - set(defines.values())) | set(defines)
+
+
+def _define_files(outcome: ChartOutcome, sub: str, rels: set[str]) -> dict[str, str]:
+    """Each file of a define that writes a device request of a template of `rels` (relative to the chart `sub`), with
+    that template, whose line includes it: the objects the render names by the template are the define's."""
     prefix = f"{outcome.display}/{sub + '/' if sub else ''}"
-    out = set(rels)
+    out: dict[str, str] = {}
     for f in outcome.findings:
         via = [r for r in f.related if r.note.startswith("this line includes ") and r.file.startswith(prefix)]
         if f.resource and via and f.file.startswith(prefix) and via[0].file[len(prefix) :] in rels:
-            out.discard(via[0].file[len(prefix) :])
-            out.add(f.file[len(prefix) :])
+            out.setdefault(f.file[len(prefix) :], via[0].file[len(prefix) :])
     return out
 
 
@@ -1598,9 +1606,11 @@ def _fix_idiomatic(
         return
     _, ref_render, ref_want = reference
     name = chart_name(root)
+    defines = _define_files(outcome, sub, wanted[sub])
 
     def in_leaf(by_template: dict[str, Any]) -> dict[str, Any]:
-        """Objects by template path inside the leaf chart (an aliased subchart renders as charts/<alias>/...)."""
+        """Objects by template path inside the leaf chart (an aliased subchart renders as charts/<alias>/...); a
+        define's file (an unpacked library's) has the objects of the template that includes it."""
         out = {}
         for key, docs in by_template.items():
             try:
@@ -1609,7 +1619,7 @@ def _fix_idiomatic(
                 continue
             if where == sub:
                 out[rel] = docs
-        return out
+        return out | {define: out[rel] for define, rel in defines.items() if rel in out}
 
     migrated = in_leaf(_by_template(ref_want, name))
     named: dict[str, set[str]] = {}  # pattern E: the resource names each template renders with the chart's own and
@@ -1623,7 +1633,7 @@ def _fix_idiomatic(
         if key[1] == "ResourceClaimTemplate"
         for doc in docs
     }
-    wanted[sub] = _through_includes(outcome, sub, wanted[sub])
+    wanted[sub] = (wanted[sub] - set(defines.values())) | set(defines)
     extra = set() if sub else _shipped_templates(root, expected) - wanted[sub]
     extra |= set() if sub else _alike_templates(outcome, root, expected, wanted[sub] | extra, rules)
     extra |= set() if sub else _switched_passthrough(outcome, root, wanted[sub] | extra, rules, switched_templates())
@@ -1634,6 +1644,8 @@ def _fix_idiomatic(
         # on (one template per serving profile), is rewritten too; one of another pattern is not taken into this
         # rewrite (a map passed through, a helper's key: vLLM production-stack's Deployment beside its RayCluster)
         turned = {rel: label for rel, label in switched_templates().items() if rel not in wanted[sub]}
+        # a template that only includes a library's define is rewritten in that define (in wanted already)
+        turned = {rel: label for rel, label in turned.items() if rel not in defines.values()}
         switched = _hints(outcome, root, sub, set(turned), rules)
         if other := sorted((rel, h) for rel, h in switched.items() if h.letter != "A"):
             (rel, h), label = other[0], turned[other[0][0]]
@@ -1799,7 +1811,7 @@ def _fix_idiomatic(
                 pinned=pinned,
             ),
         )
-        changes = _in_umbrella(root, sub, changes)
+        changes = _in_umbrella(root, sub, changes) if sub else in_dependency_sources(root, changes)
     except RewriteError as exc:
         _manual(outcome, f"{f'{sub}: ' if leaves is not None else ''}{exc}{ENGINE_HINT}", "")
         return
@@ -1813,6 +1825,8 @@ def _fix_idiomatic(
         leaves.append(_LeafFix(changes, switch_keys, notes, frozenset(shown)))
         return
     outcome.changes = changes = folded(changes)  # the guards' lines, fewer where they fold
+    if not sub:  # a library's define, which charts without the `dra:` block may include: the switch read nil-safe
+        outcome.changes = changes = library_safe(changes, switch_name or OWN)
     patch = outcome.diff()
     own = [c for c in changes if not Path(c.rel).is_absolute()]
     copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))  # version bump shows in labels
@@ -1825,6 +1839,10 @@ def _fix_idiomatic(
         mode,
         notes,
     )
+    if outcome.proven and not sub and (library := [c for c in own if shared(c.rel)]):
+        library_only = _rewritten_copy(root, library, work, where="library-only")
+        if why := others_unchanged(root, expected, lambda options: cached_render(library_only, options)):
+            _manual(outcome, why, patch)
     if len(switch_keys) > 1 or switch_name != OWN:
         outcome.usage = _switches_usage(switch_keys, settings.opt_in)
 

@@ -1,6 +1,7 @@
-"""The warning that fix rewrote a subchart in an umbrella's charts/ folder that is a copy of a chart from a chart
-repository (its dependency names `https://` or `oci://`, not `file://`): the next `helm dependency update` or
-`build` puts the published chart back in its place and the rewrite is lost without a word."""
+"""The warnings that fix rewrote a chart in a charts/ folder (an umbrella's subchart, a library's define) whose
+source it could not write, so the next `helm dependency update` or `build` puts that source back in its place and
+the rewrite is lost without a word: a copy of a chart from a chart repository (its dependency names `https://` or
+`oci://`), or a `file://` dependency whose folder is not there (the chart copied out of its repository alone)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from dramigrate.findings import RULES, Finding
 from dramigrate.helm.rewrite import chart_meta, chart_name
 
 
-def _remote(chart_dir: Path, folder: Path) -> tuple[dict[str, Any], int] | None:
+def _dependency(chart_dir: Path, folder: Path) -> tuple[dict[str, Any], int] | None:
     """The dependency entry of `chart_dir`'s Chart.yaml that `folder` (charts/<x>) is a copy of, with the line of its
-    repository, when that repository is a chart repository (not file://)."""
+    repository, when fix cannot write what the copy is built from: a chart repository (not file://), or a file://
+    folder that is not there."""
     try:
         name = chart_name(folder)
         deps = chart_meta(chart_dir).get("dependencies") or []
@@ -25,7 +27,7 @@ def _remote(chart_dir: Path, folder: Path) -> tuple[dict[str, Any], int] | None:
         if not isinstance(dep, dict) or dep.get("name") != name:
             continue
         repo = str(dep.get("repository") or "")
-        if repo and not repo.startswith("file://"):
+        if repo and (not repo.startswith("file://") or not (chart_dir / repo.removeprefix("file://")).is_dir()):
             return dep, _repository_line(chart_dir / "Chart.yaml", i)
     return None
 
@@ -49,22 +51,40 @@ def vendored_findings(root: Path, display: str, changed: list[str]) -> list[Find
         while i + 2 < len(parts) and parts[i] == "charts":
             folder = chart_dir / "charts" / parts[i + 1]
             where = folder.relative_to(root).as_posix()
-            found = _remote(chart_dir, folder) if where not in seen else None
+            found = _dependency(chart_dir, folder) if where not in seen else None
             seen.setdefault(where, None)
             if found is not None:
                 dep, line = found
-                name, repo = str(dep.get("name")), str(dep.get("repository"))
-                seen[where] = Finding(
-                    "chart-vendored-subchart",
-                    RULES["chart-vendored-subchart"][0],
-                    f"{where} (chart {name} {dep.get('version', '')}".rstrip()
-                    + f") is a copy of a dependency from {repo}: fix rewrote the copy, and the next "
-                    "`helm dependency update` or `helm dependency build` replaces it with the published chart, "
-                    f"dropping the rewrite; upstream the change to the {name} chart and bump the dependency, or "
-                    f"keep the rewritten copy as your own chart: move it out of charts/ and name it with "
-                    "`repository: file://<its folder>`",
-                    f"{display}/{(chart_dir / 'Chart.yaml').relative_to(root).as_posix()}",
-                    line,
+                seen[where] = _finding(
+                    where, dep, f"{display}/{(chart_dir / 'Chart.yaml').relative_to(root).as_posix()}", line
                 )
             chart_dir, i = folder, i + 2
     return [f for f in seen.values() if f is not None]
+
+
+def _finding(where: str, dep: dict[str, Any], chart_yaml: str, line: int) -> Finding:
+    """The warning for the copy `where` (charts/<x>) of the dependency `dep`, at its `repository:` line."""
+    name, repo = str(dep.get("name")), str(dep.get("repository"))
+    copy = f"{where} (chart {name} {dep.get('version', '')}".rstrip() + ")"
+    if repo.startswith("file://"):
+        source = repo.removeprefix("file://")
+        return Finding(
+            "chart-file-source-missing",
+            RULES["chart-file-source-missing"][0],
+            f"{copy} is built from {repo}, which is not there: fix rewrote only the copy, and `helm dependency "
+            f"build` where that folder is (the chart's own repository) copies it back, dropping the rewrite; write the "
+            f"same change into {source} (fix on a folder that holds the chart and {source} writes both)",
+            chart_yaml,
+            line,
+        )
+    return Finding(
+        "chart-vendored-subchart",
+        RULES["chart-vendored-subchart"][0],
+        f"{copy} is a copy of a dependency from {repo}: fix rewrote the copy, and the next "
+        "`helm dependency update` or `helm dependency build` replaces it with the published chart, "
+        f"dropping the rewrite; upstream the change to the {name} chart and bump the dependency, or "
+        f"keep the rewritten copy as your own chart: move it out of charts/ and name it with "
+        "`repository: file://<its folder>`",
+        chart_yaml,
+        line,
+    )
