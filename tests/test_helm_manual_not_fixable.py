@@ -2,10 +2,13 @@
 "fixable with `dramigrate fix`", in fix's and diff's report (once the rewrite is manual work) and in lint's for a
 chart whose objects a library chart writes, which fix often leaves to the user and for which lint tries the rewrite
 as diff does. Was: lint and the report of the very fix that wrote nothing said "1 fixable with `dramigrate fix`".
-A chart fix does rewrite, a library-written one too, still says fixable."""
+A chart fix does rewrite, a library-written one too (a literal key in a library unpacked in charts/, a values map the
+library passes through), still says fixable."""
 
 from __future__ import annotations
 
+import shutil
+import tarfile
 from pathlib import Path
 
 from conftest import chart_with, deployment, run_dramigrate
@@ -46,7 +49,7 @@ LITERAL = deployment(
 NAMED_BY_DEFINE = LITERAL.replace("nvidia.com/gpu:", '{{ include "app.gpuKey" . }}:')
 
 
-def _library_chart(tmp_path: Path, from_map: bool = False) -> Path:
+def _library_chart(tmp_path: Path, from_map: bool = False, packed: bool = False) -> Path:
     dependency = "dependencies:\n  - name: common\n    version: 0.1.0\n    repository: file://charts/common\n"
     chart = chart_with(tmp_path, "app", {"templates/deploy.yaml": '{{ include "common.deployment" . }}\n'})
     (chart / "Chart.yaml").write_text((chart / "Chart.yaml").read_text() + dependency)
@@ -59,6 +62,10 @@ def _library_chart(tmp_path: Path, from_map: bool = False) -> Path:
         define = define.replace("limits:\n              nvidia.com/gpu: {{ .Values.gpus }}", MAP)
         (chart / "values.yaml").write_text("resources:\n  limits:\n    nvidia.com/gpu: 1\n")
     (library / "templates" / "_deployment.tpl").write_text(define)
+    if packed:  # as `helm dependency build` leaves it: fix does not rewrite inside an archive
+        with tarfile.open(chart / "charts" / "common-0.1.0.tgz", "w:gz") as archive:
+            archive.add(library, arcname="common")
+        shutil.rmtree(library)
     return chart
 
 
@@ -70,11 +77,11 @@ def _fixable_said(err: str) -> bool:
 
 
 def test_lint_and_fix_do_not_call_a_library_written_request_fixable(tmp_path: Path) -> None:
-    chart = _library_chart(tmp_path)
+    chart = _library_chart(tmp_path, packed=True)
     code, out, err = run_dramigrate(["lint", chart])
     assert code == 1 and "legacy-device-request" in out + err
     assert not _fixable_said(out + err), out + err
-    assert "fix leaves this chart as it is: its rewrite is manual work" in out + err
+    assert "fix tries the rewrite of pattern D and may leave this chart to you" in out + err
 
     code, out, err = run_dramigrate(["fix", chart])
     assert code == 1 and "needs manual work" in err
@@ -96,6 +103,20 @@ def test_a_chart_fix_rewrites_is_still_fixable_in_lint(tmp_path: Path) -> None:
     chart = chart_with(tmp_path, "app", {"templates/deploy.yaml": LITERAL, "values.yaml": "gpus: 1\n"})
     code, out, err = run_dramigrate(["lint", chart])
     assert code == 1 and "1 fixable with `dramigrate fix`" in out + err, out + err
+
+
+def test_a_literal_key_in_an_unpacked_library_is_fixable(tmp_path: Path) -> None:
+    """fix rewrites a literal device key in a define of a library unpacked in charts/ (its switch read nil-safe), so
+    lint calls it fixable, and fix proves and writes it."""
+    chart = _library_chart(tmp_path)
+    code, out, err = run_dramigrate(["lint", chart])
+    assert code == 1 and "1 fixable with `dramigrate fix`" in out + err, out + err
+    code, out, err = run_dramigrate(["fix", chart])
+    assert code == 0 and "rewrite proven" in err, err
+    assert (
+        "and .Values.dra .Values.dra.enabled"
+        in (chart / "charts" / "common" / "templates" / "_deployment.tpl").read_text()
+    )
 
 
 def test_a_library_written_request_fix_takes_is_still_fixable_in_lint(tmp_path: Path) -> None:
