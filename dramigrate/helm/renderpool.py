@@ -65,6 +65,7 @@ class RunCache:
     started: dict[tuple[str, tuple[Any, ...]], Future[Render]] = field(default_factory=dict)
     libraries: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # packedlib.find_request, by work and options
     subchartless: dict[str, Any] = field(default_factory=dict)  # subchartless.reach, by chart folder
+    leftout: Any = None  # leftout.Plan: the subcharts renders of this run may leave out
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -230,7 +231,7 @@ def cached_render(root: Path, options: Any, fresh: bool = False) -> Render:
     if cache is not None and key is not None and key in cache.renders:
         if fresh and _may_differ(cache, key):
             return _again(cache, root, options, key)
-        return cache.renders[key]
+        return _viewed(root, options, cache.renders[key])
     rendered = _taken(root, options)
     if rendered is None:
         rendered = _render_uncached(root, options)
@@ -303,7 +304,9 @@ def _differs(root: Path, options: Any, again: Render) -> bool:
     cache = run_cache(root)
     key = render_key(options) if cache is not None else None
     first = cache.renders.get(key) if cache is not None and key is not None else None
-    return first is not None and [m.text for m in first.manifests] != [m.text for m in again.manifests]
+    if first is None:
+        return False
+    return [m.text for m in _viewed(root, options, first).manifests] != [m.text for m in again.manifests]
 
 
 def _start_agains(root: Path, options: list[Any]) -> None:
@@ -497,7 +500,33 @@ def render_each(calls: list[Callable[[], _T]]) -> Iterator[_T]:
         wait(futures)
 
 
+def _viewed(root: Path, options: Any, rendered: Render) -> Render:
+    """A render made before, as a render with these options now gives it: without the documents of the subcharts
+    such a render leaves out (leftout.py; the run's first render has them)."""
+    from dramigrate.helm.leftout import leaving_out
+
+    left = leaving_out(root, options)
+    return rendered if left is None else left.view(rendered)
+
+
 def _render_uncached(root: Path, options: Any) -> Render:
+    """The chart rendered now; without the documents of the subcharts the run leaves out of such a render, rendered
+    from a copy without their document-only templates (leftout.py), or in full where that copy fails otherwise than
+    by the umbrella's own `fail` or `required` (subchartless.umbrella_fails)."""
+    from dramigrate.helm.leftout import leaving_out
+    from dramigrate.helm.subchartless import umbrella_fails
+
+    left = leaving_out(root, options)
+    if left is None:
+        return _render_folder(root, options)
+    copy = left.copy()
+    rendered = _render_folder(copy, options)
+    if rendered.error and not umbrella_fails(copy, rendered.error):
+        rendered = _render_folder(root, options)
+    return left.view(rendered)
+
+
+def _render_folder(root: Path, options: Any) -> Render:
     from dramigrate.helm.render import HelmError, render_chart
     from dramigrate.helm.sandbox import last_render_seconds
 
