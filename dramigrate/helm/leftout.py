@@ -14,6 +14,9 @@ After the run's first render (the values given), each subchart is taken (`plan`)
 - its documents in that render ask for no device and the migration finds nothing in them, and no text of it, nor its
   part of a values file the umbrella ships, names a device resource (the rewrite leaves it as it is);
 - Helm hands it its values under its own name (no alias), and none of its conditions reads another subchart's values;
+- its templates include only templates it defines itself (one of the umbrella's, shared across the chart tree, may be
+  the rewrite's to change: the shared define of test_chart_umbrella_shared_define.py), each by a literal name or one
+  built from `.Template.BasePath` (its own files);
 - leaving out its templates that only write documents (subchartless.py: under templates/, not a `_` helper, naming no
   `define` or `block`) leaves out something.
 
@@ -210,6 +213,12 @@ def _subchart(
         return None
     if not key or key in aliased or key in ("global", "tags"):
         return None
+    code = _COMMENT.sub("", "\n".join(_texts(files, templates=True)))
+    if any(_BUILT_NAME.search(action) for action in _calls(code)):
+        return None  # it may include any template, the umbrella's that the rewrite changes too
+    defined = {a or b for a, b in _DEFINES.findall(code)}
+    if any((a or b) not in defined for action in _ACTION.findall(code) for a, b in _INCLUDED.findall(action)):
+        return None  # it includes a template of the umbrella (or of another subchart), which the rewrite may change
     text = "\n".join(_texts(files))
     mine = [m for m in base_render.manifests if m.source.startswith(f"{chart}/charts/{key}/")]
     if (
@@ -241,12 +250,6 @@ def _subchart(
         pruned.write_bytes(stored)
     if not removed:
         return None
-    code = _COMMENT.sub("", "\n".join(_texts(files, templates=True)))
-    if any(_BUILT_NAME.search(action) for action in _calls(code)):
-        return None  # it may include any template, the umbrella's that the rewrite changes too
-    defined = {a or b for a, b in _DEFINES.findall(code)}
-    if any((a or b) not in defined for action in _ACTION.findall(code) for a, b in _INCLUDED.findall(action)):
-        return None  # it includes a template of the umbrella (or of another subchart), which the rewrite may change
     return Subchart(entry.name, key, _digest(files), text, conditions, defaults, pruned, None)
 
 
