@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import tarfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,8 @@ def fixed(chart: Path, monkeypatch: pytest.MonkeyPatch, leaving: bool) -> tuple[
 
     def counted(root: Path, options: Any) -> Any:
         rendered = real(root, options)
-        renders.append((str(root), sum("/charts/keys/" in m.source for m in rendered.manifests)))
+        docs = [m.source for m in rendered.manifests if "/charts/keys/" in m.source]
+        renders.append((str(root), sum(not s.endswith(leftout.MARKER) for s in docs)))
         return rendered
 
     with monkeypatch.context() as patch:
@@ -173,29 +175,47 @@ def left_out(root: Path, options: RenderOptions) -> tuple[str, ...]:
     return () if found is None else found.prefixes
 
 
-def test_a_render_whose_subchart_inputs_differ_renders_it(planned: Any) -> None:
-    """Values of the umbrella alone, or the subchart's values restated as they are (a probe's values file holds the
-    whole merged values), leave it out; a changed value of it, `global`, `tags`, its condition, the release or
-    capabilities, or a null over its default, do not."""
+def marked(root: Path, options: RenderOptions) -> tuple[tuple[tuple[str, str], ...], int]:
+    """The markers of a render that leaves the subchart out, and how many of its other documents it holds."""
+    found = leftout.leaving_out(root, options)
+    assert found is not None
+    rendered = found.render(options)
+    assert not rendered.error, rendered.error
+    docs = [m.source for m in rendered.manifests if "/charts/keys/" in m.source]
+    return tuple(found.markers(rendered)), sum(not s.endswith(leftout.MARKER) for s in docs)
+
+
+def test_a_render_whose_subchart_inputs_differ_holds_another_marker(planned: Any) -> None:
+    """Every value set leaves the subchart out, its marker standing for it. Values of the umbrella alone, or the
+    subchart's values restated as they are (a probe's values file holds the whole merged values), give the first
+    render's marker; a changed value of it (a `--set-string` where a file has a number too), `global`, the release or
+    capabilities give another; its condition switched off, none. A device added to it renders it in full."""
     chart, work = planned
-    keys = ("platform/charts/keys/",)
-    assert left_out(chart, RenderOptions()) == keys
-    assert left_out(chart, values(work, "worker: {gpus: 4}\n")) == keys
+    assert left_out(chart, RenderOptions()) == ("platform/charts/keys/",)
+    first, docs = marked(chart, RenderOptions())
+    assert len(first) == 1 and docs == 0
     restated = "worker: {gpus: 1}\nkeys: {enabled: true, tag: v1, resources: {limits: {cpu: 1}}}\n"
-    assert left_out(chart, values(work, restated)) == keys
-    for changed in (
-        "keys: {tag: v2}\n",
-        "keys: {resources: {limits: {cpu: 1, nvidia.com/gpu: 1}}}\n",
-        "keys: {tag: null}\n",
-        "keys: {enabled: false}\n",
-        "global: {image: x}\n",
-        "tags: {keys: false}\n",
+    for same in (
+        values(work, "worker: {gpus: 4}\n"),
+        values(work, restated),
+        RenderOptions(set_values=("worker.gpus=2",)),
     ):
-        assert left_out(chart, values(work, changed)) == (), changed
-    assert left_out(chart, RenderOptions(release_name="other")) == ()
-    assert left_out(chart, RenderOptions(kube_version="1.30")) == ()
-    assert left_out(chart, RenderOptions(set_values=("keys.tag=v1",))) == ()  # a --set is read as written
-    assert left_out(chart, RenderOptions(set_values=("worker.gpus=2",))) == keys
+        assert marked(chart, same) == (first, 0), same
+    seen = {first}
+    for changed in (
+        values(work, "keys: {tag: v2}\n"),
+        values(work, "keys: {tag: null}\n"),
+        values(work, "keys: {size: 1.0}\n"),
+        RenderOptions(set_string_values=("keys.size=1",)),
+        values(work, "global: {image: x}\n"),
+        RenderOptions(release_name="other"),
+        RenderOptions(kube_version="1.30"),
+    ):
+        markers, docs = marked(chart, changed)
+        assert len(markers) == 1 and markers not in seen and docs == 0, changed
+        seen.add(markers)
+    assert marked(chart, values(work, "keys: {enabled: false}\n")) == ((), 0)
+    assert marked(chart, values(work, "keys: {resources: {limits: {cpu: 1, nvidia.com/gpu: 1}}}\n"))[1] == 2
 
 
 def test_a_copy_whose_subchart_or_reachable_templates_changed_renders_it(planned: Any, tmp_path: Path) -> None:
@@ -224,3 +244,31 @@ def test_a_copy_whose_subchart_or_reachable_templates_changed_renders_it(planned
     (sub / "keys" / "templates" / "deployment.yaml").write_text(KEYS_DEPLOYMENT.replace("image: ", "image:  "))
     pack(sub / "keys", touched / "charts" / "keys-0.1.0.tgz")
     assert left_out(touched, RenderOptions()) == ()
+
+
+def test_a_value_set_that_changes_the_subchart_compares_its_marker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shipped values file that sets only the subchart's values is a value set of the proof whose renders leave the
+    subchart out on both sides too; a rewritten chart that hands the subchart other values under that value set alone
+    (a defect of its documents there) holds another marker there, and the proof fails."""
+    chart = umbrella(tmp_path)
+    (chart / "ci").mkdir()
+    (chart / "ci" / "gpu-values.yaml").write_text("# for nvidia.com/gpu nodes\nkeys:\n  tag: v2\n")
+    real = leftout.LeftOut.render
+    rendered: list[tuple[bool, Any]] = []
+
+    def defective(self: Any, options: RenderOptions, full: Any = None) -> Any:
+        rewritten = self.root != self.made.root
+        if rewritten and any(b"tag: v2" in Path(f).read_bytes() for f in options.values_files):
+            options = replace(options, set_values=(*options.set_values, "keys.tag=v3"))
+            rendered.append((True, options))
+        return real(self, options, full)
+
+    outcome, renders = fixed(chart, monkeypatch, leaving=True)
+    assert outcome.proven, outcome.manual
+    assert any("leftout" in folder for folder, _ in renders)
+    with monkeypatch.context() as patch:
+        patch.setattr(leftout.LeftOut, "render", defective)
+        outcome, renders = fixed(chart, monkeypatch, leaving=True)
+    assert rendered and not outcome.proven

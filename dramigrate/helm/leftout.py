@@ -1,54 +1,58 @@
 """Subcharts left out of a chart run's renders where they render the same documents on both sides of every
-comparison, so the proof does not render them dozens of times.
+comparison, so the proof does not render them dozens of times; a marker that Helm computes in each render says so.
 
-A subchart's documents are a function of its own files, the values Helm hands it, the release and capabilities, and
-the named templates it executes: Helm gives a subchart its values under its name (coalesced over its values.yaml),
-`global`, and the umbrella's conditions and tags that switch it, and nothing else of the umbrella's values; a
-template's output is never read by another (only a named or file template is, by `include` or `template`). So where
-those inputs are the same in two renders, the subchart's documents are the same in both (random values and map
-order aside, which the proof masks by rendering the original twice: a subchart that is left out has nothing to mask).
-bitnami's etcd, packed in tke-dynamo-vllm-single-pd, calls `genPrivateKey "rsa"` in every render (1.78 s of CPU a
-render, 0.05 s without it): its fix needed 42 renders, past the chart's 45 s budget.
+A subchart's documents are a function of what its templates can read: its own files (`.Files`, `.Template`), its
+`.Chart`, the values Helm hands it (`.Values`, `global` in it), `.Release` and `.Capabilities`, and the named
+templates it executes; a template's output is never read by another (only a named or file template is, by `include`
+or `template`). bitnami's etcd, packed in tke-dynamo-vllm-single-pd, calls `genPrivateKey "rsa"` in every render
+(1.78 s of CPU a render, 0.05 s without it): its fix needed 42 renders, past the chart's 45 s budget.
 
-After the run's first render (the values given), each subchart is taken (`plan`) when:
+After the run's first render (the values given), each subchart is taken (`plan`) when, whatever the values:
 - its documents in that render ask for no device and the migration finds nothing in them, and no text of it, nor its
   part of a values file the umbrella ships, names a device resource (the rewrite leaves it as it is);
-- Helm hands it its values under its own name (no alias), and none of its conditions reads another subchart's values;
+- Helm hands it its values under its own name (no alias);
 - its templates include only templates it defines itself (one of the umbrella's, shared across the chart tree, may be
   the rewrite's to change: the shared define of test_chart_umbrella_shared_define.py), each by a literal name or one
   built from `.Template.BasePath` (its own files);
 - leaving out its templates that only write documents (subchartless.py: under templates/, not a `_` helper, naming no
   `define` or `block`) leaves out something.
 
-A render of the run's chart, or of a copy of it (the rewritten chart) whose files of that subchart are the same, then
-leaves it out (`leaving_out`) when its inputs are the ones of the first render: its values coalesced as Helm does (its
-defaults, the umbrella's values.yaml and the values files under its name), `global`, `tags` and the umbrella's values
-its conditions read, compared with their types (1, 1.0, true and "1" apart); the paths where a values file sets a null
-(Helm deletes the key there, and keeps a null of the subchart's own defaults); the `--set` expressions that may name
-them, as written (a `--set` number is an int to Helm, a file's a float); the release and capabilities; and the
-umbrella's dependencies. And when no named template of the copy that is new or changed can be reached from it: every
-name a file that differs from the chart's defines (before or after) and the template names of such files; it names
-none of them in its files or values, and it builds no template name it includes but from `.Template.BasePath` (its own
-files). The render is of a copy whose subcharts so left out keep only their files that may define templates (the
-umbrella's templates include the same defines and read the same coalesced values, and the values schemas still check),
-and every document of a subchart left out is dropped from it, and from a render of the same values made before
-(`view`): both sides of a comparison hold the documents of the same subcharts, and a subchart left out on both had the
-same inputs on both. A render of the copy that fails otherwise than by the umbrella's own `fail` or `required` is made
-in full (a template included by its file name). A subchart the rewrite changes, or whose inputs a value set changes
-(a device added to its `resources`, its tolerations set), is rendered and compared as before (were it rendered on one
-side of a comparison alone, that comparison would fail: never a proof that did not compare it).
+A render of the run's chart, or of a copy of it (the rewritten chart) whose files of that subchart are the same and
+whose templates that are new or changed define no name the subchart's files name (every name a file that differs
+from the chart's defines, before or after, and the template names of such files), then leaves it out
+(`leaving_out`), with every value set: it renders a private copy whose subcharts so left out keep only their files
+that may define templates (the umbrella's templates include the same defines and read the same values, and the values
+schemas still check), plus one template of ours, `templates/zz-dramigrate-left-out.yaml`, that writes a ConfigMap
+holding the sha256 of everything the subchart's templates can read other than its files: `.Values`, `.Release`,
+`.Capabilities`, `.Chart` and `.Template.BasePath`, serialized by Helm in that render with each scalar's Go type (an
+int from `--set` and a float from a file apart, as `kindOf` and `printf` tell them). Every other document of the
+subchart is dropped from the render (`view`), the marker kept. So the two sides of a comparison hold the same marker
+exactly when Helm handed the subchart the same inputs on both (import-values, exports, tags and conditions included,
+as Helm coalesces them, whatever its version): equal markers, and the left-out documents are equal by construction;
+different markers, or a marker on one side alone (a condition that switches it), and the comparison fails, as it
+would where the documents differ. Random values and map order aside, which the proof masks by rendering the original
+twice: a subchart left out has nothing to mask.
+
+The proof's migration (D) must also leave the documents as they are: a marker is taken only once a render with it,
+of the whole subchart, asked for no device (`checked`: the first render's markers are; a render whose marker is new
+renders the folder in full once more and checks its subchart's documents). A marker whose documents ask for one (a
+value set that adds a device to its `resources`) makes every render with it a full one, on both sides: the rewrite
+left that subchart as it was, and the comparison says whether that is right. A render of the copy that fails
+otherwise than by the umbrella's own `fail` or `required` is made in full (a template included by its file name).
+The marker exists only in those private copies and their renders, which only the proof compares.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import re
 import shutil
 import tarfile
 import threading
 import zlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +80,28 @@ _COMMENT = re.compile(r"\{\{-?\s*/\*.*?\*/\s*-?\}\}", re.DOTALL)
 # a device resource as the rule packs name them: a domain, a slash, a name
 _RESOURCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*\.[A-Za-z]{2,}/[A-Za-z0-9][A-Za-z0-9._-]*")
 
+MARKER = "templates/zz-dramigrate-left-out.yaml"  # the marker's template in a subchart left out
+# the marker: a ConfigMap whose one value is the sha256 of what the subchart's templates read, each scalar with its
+# Go type (toJson alone prints the int 1 and the float 1 alike); Go's `range` walks a map in key order
+_MARKER_TEXT = """\
+{{- define "dramigrate-left-out.typed" -}}
+{{- if kindIs "map" . -}}
+{ {{- range $k, $v := . }}{{ toJson $k }}:{{ include "dramigrate-left-out.typed" $v }},{{ end -}} }
+{{- else if kindIs "slice" . -}}
+[ {{- range . }}{{ include "dramigrate-left-out.typed" . }},{{ end -}} ]
+{{- else -}}
+{{ typeOf . }}:{{ toJson . }}
+{{- end -}}
+{{- end -}}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: dramigrate-left-out-NAME
+data:
+  inputs: {{ include "dramigrate-left-out.typed" (dict "values" .Values "release" .Release \
+"capabilities" .Capabilities "chart" .Chart "basePath" .Template.BasePath) | sha256sum | quote }}
+"""
+
 
 @dataclass(frozen=True)
 class Subchart:
@@ -85,29 +111,33 @@ class Subchart:
     key: str  # its name: its values key and its documents' folder in the render's sources
     digest: str  # of its files
     text: str  # every file of it, archives unpacked: what it may name
-    conditions: tuple[tuple[str, ...], ...]
-    defaults: dict[str, Any]  # its values.yaml, with its subchart folders' under their names (chartvalues)
-    pruned: Path  # its folder or archive without its document-only templates
-    inputs: Any  # its inputs in the run's first render (_inputs)
+    pruned: Path  # its folder or archive without its document-only templates, with the marker's template
+
+    def source(self, chart: str) -> str:
+        return f"{chart}/charts/{self.key}/{MARKER}"
 
 
 @dataclass
 class Plan:
-    """The subcharts a chart run may leave out, and what was read of the folders rendered."""
+    """The subcharts a chart run may leave out, the markers checked, and what was read of the folders rendered."""
 
     root: Path
     chart: str  # the umbrella's name: the first part of its documents' sources
     subcharts: tuple[Subchart, ...]
     dependencies: Any
     work: Path
-    files: dict[tuple[str, Any], dict[str, str]] = field(default_factory=dict)  # folder files -> digest, by stamp
+    rules: RuleSet
+    settings: Settings
+    target: Target
+    checked: set[tuple[str, str]] = field(default_factory=set)  # (subchart, marker) whose documents ask for no device
+    devices: set[tuple[str, str]] = field(default_factory=set)  # (subchart, marker) whose documents ask for one
+    files: dict[tuple[str, Any], dict[str, str] | None] = field(default_factory=dict)  # folder files -> digest
     copies: dict[tuple[str, Any, frozenset[str]], Path] = field(default_factory=dict)
-    inputs: dict[tuple[str, Any, Any, str], Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class LeftOut:
-    """A render's subcharts left out: the sources of their documents, and the copy that leaves them out."""
+    """A folder's subcharts left out: the sources of their documents, and the copy that leaves them out."""
 
     made: Plan
     root: Path
@@ -119,17 +149,74 @@ class LeftOut:
         return tuple(f"{self.made.chart}/charts/{s.key}/" for s in self.keys)
 
     def view(self, rendered: Render) -> Render:
-        """The render without the documents of the subcharts left out."""
-        return without(rendered, self.prefixes)
+        """The render without the documents of the subcharts left out, their markers kept."""
+        return without(rendered, self.prefixes, {s.source(self.made.chart) for s in self.keys})
 
     def copy(self) -> Path:
-        """A private copy of the folder whose subcharts left out keep only their files that may define templates."""
+        """A private copy of the folder whose subcharts left out keep only their files that may define templates, and
+        the marker's template."""
         return _copy(self.made, self.root, self.stamp, self.keys)
 
+    def render(self, options: Any, full: Render | None = None) -> Render:
+        """The folder rendered with these options from its copy, the subcharts left out, or in full (see the module
+        docstring); `full`: its full render, made already."""
+        from dramigrate.helm.renderpool import _render_folder
+        from dramigrate.helm.subchartless import umbrella_fails
 
-def without(rendered: Render, prefixes: tuple[str, ...]) -> Render:
-    """A render without the documents whose source starts with one of prefixes."""
-    kept = [m for m in rendered.manifests if not m.source.startswith(prefixes)]
+        copy = self.copy()
+        rendered = _render_folder(copy, options)
+        if rendered.error:
+            return rendered if umbrella_fails(copy, rendered.error) else full or _render_folder(self.root, options)
+        markers = self.markers(rendered)
+        made = self.made
+        with _lock:
+            # None: a marker whose documents ask for a device; else the markers not checked yet
+            new = None if any(m in made.devices for m in markers) else [m for m in markers if m not in made.checked]
+        if new is None:
+            return full or _render_folder(self.root, options)
+        if new:
+            # the subcharts of the new markers rendered in full (the others left out still), their documents checked
+            names = {key for key, _ in new}
+            if full is None:
+                rest = tuple(s for s in self.keys if s.key not in names)
+                folder = _copy(made, self.root, self.stamp, rest) if rest else self.root
+                full = _render_folder(folder, options)
+            if full.error:
+                return _render_folder(self.root, options)
+            for key, marker in new:
+                docs = [m for m in full.manifests if m.source.startswith(f"{made.chart}/charts/{key}/")]
+                found = made.checked if _asks_for_none(made, docs) else made.devices
+                with _lock:
+                    found.add((key, marker))
+                if found is made.devices:
+                    return _render_folder(self.root, options)
+        return self.view(rendered)
+
+    def markers(self, rendered: Render) -> list[tuple[str, str]]:
+        """The (subchart, marker) of each subchart left out that the render holds (one its condition switches off
+        holds none)."""
+        sources = {s.source(self.made.chart): s.key for s in self.keys}
+        out = []
+        for m in rendered.manifests:
+            if m.source in sources:
+                data = yaml.safe_load(m.text)
+                out.append((sources[m.source], str(data["data"]["inputs"])))
+        return out
+
+
+def _asks_for_none(made: Plan, docs: list[Any]) -> bool:
+    """Whether a subchart's documents ask for no device and the migration finds nothing in them."""
+    from dramigrate.helm.probe import device_uses
+    from dramigrate.helm.renderpool import run_core
+
+    stream = manifest_stream(docs)
+    migrated = run_core(stream, "subchart", made.rules, made.settings, made.target, True, True)
+    return not device_uses(stream, made.rules) and not migrated.findings and migrated.error is None
+
+
+def without(rendered: Render, prefixes: tuple[str, ...], kept_sources: set[str] | None = None) -> Render:
+    """A render without the documents whose source starts with one of prefixes (but those of kept_sources)."""
+    kept = [m for m in rendered.manifests if not m.source.startswith(prefixes) or m.source in (kept_sources or ())]
     if len(kept) == len(rendered.manifests):
         return rendered
     relevant = [m for m in kept if may_matter(m.text)]
@@ -140,7 +227,10 @@ def without(rendered: Render, prefixes: tuple[str, ...]) -> Render:
 def plan(
     root: Path, base: Any, base_render: Render, rules: RuleSet, settings: Settings, target: Target, work: Workdir
 ) -> None:
-    """Find, after the run's first render (`base` its options), the subcharts its later renders may leave out."""
+    """Find, after the run's first render (`base` its options), the subcharts its later renders may leave out; the
+    first render, as those give it, is then the copy's (its markers checked by its documents)."""
+    from dramigrate.helm.renderpool import render_key
+
     cache = run_cache(root)
     if cache is None or base.helm_binary is not None or base_render.error or not (root / "charts").is_dir():
         return
@@ -152,47 +242,32 @@ def plan(
     names = [str(d.get("name") or "") for d in deps]
     aliased = {str(d.get("name")) for d in deps if d.get("alias")} | {n for n in names if names.count(n) > 1}
     folder = work.path / "leftout"
+    made = Plan(root, chart, (), deps, folder, rules, settings, target)
     found: list[Subchart] = []
     try:
         with chart_for_render(root) as safe:
             shipped = _shipped_values(Path(safe))
             for entry in sorted((Path(safe) / "charts").iterdir()):
-                sub = _subchart(entry, folder, chart, deps, aliased, shipped, base_render, rules, settings, target)
+                sub = _subchart(entry, made, aliased, shipped, base_render)
                 if sub is not None:
                     found.append(sub)
     except (OSError, ValueError, tarfile.TarError, EOFError, zlib.error, yaml.YAMLError):
         return
     keys = [sub.key for sub in found]
-    found = [sub for sub in found if keys.count(sub.key) == 1]  # two charts of one name: neither is left out
-    if not found:
+    made.subcharts = tuple(sub for sub in found if keys.count(sub.key) == 1)  # two charts of one name: neither
+    if not made.subcharts:
         return
-    made = Plan(root, chart, (), deps, folder)
-    subs = []
-    for sub in found:
-        inputs = _inputs(made, root, base, sub, _RUN)
-        if inputs is not None:
-            subs.append(replace(sub, inputs=inputs))
-    if subs:
-        made.subcharts = tuple(subs)
-        cache.leftout = made
+    cache.leftout = made
+    left = leaving_out(root, base)
+    key = render_key(base)
+    if left is not None and key is not None:
+        with cache.lock:  # renders made before this one: made again as the later renders make them
+            cache.renders.clear()
+        cache.renders[key] = left.render(base, base_render)
 
 
-def _subchart(
-    entry: Path,
-    folder: Path,
-    chart: str,
-    deps: list[dict[str, Any]],
-    aliased: set[str],
-    shipped: list[Any],
-    base_render: Render,
-    rules: RuleSet,
-    settings: Settings,
-    target: Target,
-) -> Subchart | None:
+def _subchart(entry: Path, made: Plan, aliased: set[str], shipped: list[Any], base_render: Render) -> Subchart | None:
     """The Subchart of a charts/ entry of the run's private copy, or None when it may not be left out."""
-    from dramigrate.helm.chartvalues import _chart_defaults, _values_from_yaml
-    from dramigrate.helm.probe import device_uses
-    from dramigrate.helm.renderpool import run_core
     from dramigrate.helm.rewrite import chart_name
     from dramigrate.helm.subchartless import prune_folder, pruned_archive
     from dramigrate.helm.twins import archive_members, packed_meta
@@ -202,13 +277,9 @@ def _subchart(
     if entry.is_dir() and (entry / "Chart.yaml").is_file():
         key = chart_name(entry)
         files = {p.relative_to(entry).as_posix(): p.read_bytes() for p in sorted(entry.rglob("*")) if p.is_file()}
-        defaults = _chart_defaults(entry)
     elif entry.is_file() and entry.name.endswith(".tgz"):
-        data = entry.read_bytes()
-        files = archive_members(data)
-        top, meta = packed_meta(files)
-        key = str(meta.get("name") or "")
-        defaults = _values_from_yaml(files.get(f"{top}/values.yaml", b"").decode("utf-8", "replace"))
+        files = archive_members(entry.read_bytes())
+        key = str(packed_meta(files)[1].get("name") or "")
     else:
         return None
     if not key or key in aliased or key in ("global", "tags"):
@@ -220,37 +291,44 @@ def _subchart(
     if any((a or b) not in defined for action in _ACTION.findall(code) for a, b in _INCLUDED.findall(action)):
         return None  # it includes a template of the umbrella (or of another subchart), which the rewrite may change
     text = "\n".join(_texts(files))
-    mine = [m for m in base_render.manifests if m.source.startswith(f"{chart}/charts/{key}/")]
+    mine = [m for m in base_render.manifests if m.source.startswith(f"{made.chart}/charts/{key}/")]
     if (
         not mine
-        or _names_device(text, rules)
-        or any(_names_device(repr(v.get(key)) + repr(v.get(None)), rules) for v in shipped)
+        or _names_device(text, made.rules)
+        or any(_names_device(repr(v.get(key)) + repr(v.get(None)), made.rules) for v in shipped)
+        or not _asks_for_none(made, mine)
     ):
         return None
-    stream = manifest_stream(mine)
-    migrated = run_core(stream, "subchart", rules, settings, target, True, True)
-    if device_uses(stream, rules) or migrated.findings or migrated.error is not None:
-        return None
-    conditions = tuple(
-        tuple(c.strip().split("."))
-        for d in deps
-        if d.get("name") == key
-        for c in str(d.get("condition") or "").split(",")
-        if c.strip()
-    )
-    if any(c[0] != key and c[0] in {str(d.get("name")) for d in deps} for c in conditions):
-        return None  # a condition on another subchart's values, whose defaults the rewrite may change
-    folder.mkdir(mode=0o700, exist_ok=True)
-    pruned = folder / entry.name
+    made.work.mkdir(mode=0o700, exist_ok=True)
+    pruned = made.work / entry.name
+    marker = _MARKER_TEXT.replace("NAME", re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")[:40] or "chart")
     if entry.is_dir():
         shutil.copytree(entry, pruned)
         removed = prune_folder(pruned, 0)
+        (pruned / MARKER).parent.mkdir(exist_ok=True)
+        (pruned / MARKER).write_text(marker, encoding="utf-8")
     else:
         stored, _, removed = pruned_archive(entry.read_bytes(), 0)
-        pruned.write_bytes(stored)
+        pruned.write_bytes(_with_member(stored, f"{packed_meta(files)[0]}/{MARKER}", marker.encode("utf-8")))
     if not removed:
         return None
-    return Subchart(entry.name, key, _digest(files), text, conditions, defaults, pruned, None)
+    return Subchart(entry.name, key, _digest(files), text, pruned)
+
+
+def _with_member(data: bytes, name: str, content: bytes) -> bytes:
+    """A packed chart with one more file."""
+    out = io.BytesIO()
+    with (
+        tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as source,
+        tarfile.open(fileobj=out, mode="w:gz", compresslevel=1) as target,
+    ):
+        for member in source:
+            handle = source.extractfile(member) if member.isfile() else None
+            target.addfile(member, handle)
+        info = tarfile.TarInfo(name)
+        info.size, info.mode = len(content), 0o644
+        target.addfile(info, io.BytesIO(content))
+    return out.getvalue()
 
 
 def _texts(files: dict[str, bytes], templates: bool = False) -> list[str]:
@@ -294,8 +372,8 @@ def _digest(files: dict[str, bytes]) -> str:
 
 
 def leaving_out(root: Path, options: Any) -> LeftOut | None:
-    """The subcharts a render of root (the run's chart or a copy of it) with these options leaves out, None for
-    none. Only within a chart run that found some (plan)."""
+    """The subcharts a render of root (the run's chart or a copy of it) leaves out, None for none: whatever the
+    values (their markers tell a render's inputs). Only within a chart run that found some (plan)."""
     from dramigrate.helm.renderpool import CACHE
 
     made = CACHE[-1].leftout if CACHE else None
@@ -307,16 +385,12 @@ def leaving_out(root: Path, options: Any) -> LeftOut | None:
         if files is None:
             return None
         reach = _changed_names(made, root, stamp, files)
-        keys: list[Subchart] = []
-        for sub in made.subcharts:
-            if files.get(f"charts/{sub.entry}") != sub.digest:
-                continue  # the rewrite changed it (or a copy holds another): rendered in full
-            if reach and any(n in sub.text for n in reach):
-                continue
-            inputs = _inputs(made, root, options, sub, stamp)
-            if inputs is None or inputs != sub.inputs or (reach and any(n in repr(inputs) for n in reach)):
-                continue
-            keys.append(sub)
+        keys = [
+            sub
+            for sub in made.subcharts
+            # the rewrite changed it (or a copy holds another), or it names a template a changed file may define
+            if files.get(f"charts/{sub.entry}") == sub.digest and not (reach and any(n in sub.text for n in reach))
+        ]
     except (OSError, ValueError, tarfile.TarError, EOFError, zlib.error, yaml.YAMLError):
         return None
     return LeftOut(made, root, stamp, tuple(keys)) if keys else None
@@ -407,77 +481,6 @@ def _members(data: bytes) -> dict[str, bytes]:
     from dramigrate.helm.twins import archive_members
 
     return archive_members(data) if data else {}
-
-
-def _inputs(made: Plan, root: Path, options: Any, sub: Subchart, stamp: Any) -> Any:
-    """What Helm hands the subchart in a render of the folder with these options, comparable (None: values that do not
-    read, or a values key of the subchart that is not a map); the release and capabilities with it."""
-    from dramigrate.helm.chartvalues import _values_from_yaml
-    from dramigrate.helm.render import HelmError, _merge_maps, _user_values
-    from dramigrate.helm.renderpool import render_key
-
-    rkey = render_key(options)
-    key = (str(root), stamp, rkey, sub.key)
-    with _lock:
-        if rkey is not None and key in made.inputs:
-            return made.inputs[key]
-    try:
-        user = _user_values(options)
-    except HelmError:
-        return None
-    own = root / "values.yaml"
-    parent = _values_from_yaml(own.read_text(encoding="utf-8")) if own.is_file() else {}
-    values = _merge_maps(parent, user)
-    mine = [parent.get(sub.key), user.get(sub.key)]
-    if any(v is not None and not isinstance(v, dict) for v in mine):
-        return None
-    coalesced = sub.defaults
-    for v in mine:
-        coalesced = _merge_maps(coalesced, v or {})
-    sets = [
-        s
-        for s in (*options.set_values, *options.set_string_values)
-        if any(k in s for k in (sub.key, "global", "tags", *(c[0] for c in sub.conditions)))
-    ]
-    plain = replace(options, values_files=(), set_values=(), set_string_values=())
-    parts = [coalesced, values.get("global"), values.get("tags"), [_get(values, c) for c in sub.conditions]]
-    # where a values file sets a null: Helm deletes the key there, and keeps a null of the subchart's own defaults
-    nulls = sorted(
-        {p for layer in (parent, user) for k in (sub.key, "global", "tags") if k in layer for p in _nulls(layer[k], k)}
-    )
-    found = (_canonical(parts), tuple(nulls), tuple(sets), repr(plain))
-    if rkey is not None:
-        with _lock:
-            made.inputs[key] = found
-    return found
-
-
-def _get(values: Any, path: tuple[str, ...]) -> Any:
-    for part in path:
-        if not isinstance(values, dict):
-            return None
-        values = values.get(part)
-    return values
-
-
-def _nulls(node: Any, path: str) -> list[str]:
-    """The paths under path where node holds a null."""
-    if node is None:
-        return [path]
-    if isinstance(node, dict):
-        return [p for k, v in node.items() for p in _nulls(v, f"{path}.{k}")]
-    if isinstance(node, list):
-        return [p for i, v in enumerate(node) for p in _nulls(v, f"{path}[{i}]")]
-    return []
-
-
-def _canonical(node: Any) -> Any:
-    """A value as a comparable structure that keeps its types (1, 1.0, True and "1" apart, as templates see them)."""
-    if isinstance(node, dict):
-        return ("map", tuple(sorted((type(k).__name__, str(k), _canonical(v)) for k, v in node.items())))
-    if isinstance(node, list):
-        return ("list", tuple(_canonical(v) for v in node))
-    return (type(node).__name__, repr(node))
 
 
 def _copy(made: Plan, root: Path, stamp: Any, keys: tuple[Subchart, ...]) -> Path:

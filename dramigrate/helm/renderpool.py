@@ -231,7 +231,7 @@ def cached_render(root: Path, options: Any, fresh: bool = False) -> Render:
     if cache is not None and key is not None and key in cache.renders:
         if fresh and _may_differ(cache, key):
             return _again(cache, root, options, key)
-        return _viewed(root, options, cache.renders[key])
+        return cache.renders[key]
     rendered = _taken(root, options)
     if rendered is None:
         rendered = _render_uncached(root, options)
@@ -304,9 +304,7 @@ def _differs(root: Path, options: Any, again: Render) -> bool:
     cache = run_cache(root)
     key = render_key(options) if cache is not None else None
     first = cache.renders.get(key) if cache is not None and key is not None else None
-    if first is None:
-        return False
-    return [m.text for m in _viewed(root, options, first).manifests] != [m.text for m in again.manifests]
+    return first is not None and [m.text for m in first.manifests] != [m.text for m in again.manifests]
 
 
 def _start_agains(root: Path, options: list[Any]) -> None:
@@ -500,30 +498,13 @@ def render_each(calls: list[Callable[[], _T]]) -> Iterator[_T]:
         wait(futures)
 
 
-def _viewed(root: Path, options: Any, rendered: Render) -> Render:
-    """A render made before, as a render with these options now gives it: without the documents of the subcharts
-    such a render leaves out (leftout.py; the run's first render has them)."""
-    from dramigrate.helm.leftout import leaving_out
-
-    left = leaving_out(root, options)
-    return rendered if left is None else left.view(rendered)
-
-
 def _render_uncached(root: Path, options: Any) -> Render:
-    """The chart rendered now; without the documents of the subcharts the run leaves out of such a render, rendered
-    from a copy without their document-only templates (leftout.py), or in full where that copy fails otherwise than
-    by the umbrella's own `fail` or `required` (subchartless.umbrella_fails)."""
+    """The chart rendered now; the subcharts the run leaves out of its renders left out, each with its marker
+    (leftout.py)."""
     from dramigrate.helm.leftout import leaving_out
-    from dramigrate.helm.subchartless import umbrella_fails
 
     left = leaving_out(root, options)
-    if left is None:
-        return _render_folder(root, options)
-    copy = left.copy()
-    rendered = _render_folder(copy, options)
-    if rendered.error and not umbrella_fails(copy, rendered.error):
-        rendered = _render_folder(root, options)
-    return left.view(rendered)
+    return _render_folder(root, options) if left is None else left.render(options)
 
 
 def _render_folder(root: Path, options: Any) -> Render:
