@@ -122,6 +122,7 @@ def test_the_proof_leaves_out_an_unchanged_subchart(tmp_path: Path, monkeypatch:
     assert renders[0][1] == 2  # the first render, for the findings: the Secret and the Deployment
     assert sum(n > 0 for _, n in renders) < sum(n > 0 for _, n in full_renders) / 2, renders
     assert any("leftout" in folder for folder, _ in renders)
+    assert "dramigrate-left-out" not in left.report() + repr(left.changes)  # the marker is the proof's alone
 
 
 def test_a_subchart_asking_for_a_device_is_rendered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

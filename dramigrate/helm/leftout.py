@@ -17,29 +17,30 @@ After the run's first render (the values given), each subchart is taken (`plan`)
 - leaving out its templates that only write documents (subchartless.py: under templates/, not a `_` helper, naming no
   `define` or `block`) leaves out something.
 
-A render of the run's chart, or of a copy of it (the rewritten chart) whose files of that subchart are the same and
-whose templates that are new or changed define no name the subchart's files name (every name a file that differs
-from the chart's defines, before or after, and the template names of such files), then leaves it out
-(`leaving_out`), with every value set: it renders a private copy whose subcharts so left out keep only their files
-that may define templates (the umbrella's templates include the same defines and read the same values, and the values
-schemas still check), plus one template of ours, `templates/zz-dramigrate-left-out.yaml`, that writes a ConfigMap
-holding the sha256 of everything the subchart's templates can read other than its files: `.Values`, `.Release`,
-`.Capabilities`, `.Chart` and `.Template.BasePath`, serialized by Helm in that render with each scalar's Go type (an
-int from `--set` and a float from a file apart, as `kindOf` and `printf` tell them). Every other document of the
-subchart is dropped from the render (`view`), the marker kept. So the two sides of a comparison hold the same marker
-exactly when Helm handed the subchart the same inputs on both (import-values, exports, tags and conditions included,
-as Helm coalesces them, whatever its version): equal markers, and the left-out documents are equal by construction;
-different markers, or a marker on one side alone (a condition that switches it), and the comparison fails, as it
-would where the documents differ. Random values and map order aside, which the proof masks by rendering the original
-twice: a subchart left out has nothing to mask.
+A render of the run's chart, or of a copy of it (the rewritten chart) whose files of that subchart are the same
+(their digest: `.Files` and `.Template` are the same on both sides) and whose templates that are new or changed
+define no name the subchart's files name (every name a file that differs from the chart's defines, before or after,
+and the template names of such files), then leaves it out (`leaving_out`), with every value set: it renders a
+private copy whose subcharts so left out keep only their files that may define templates (the umbrella's templates
+include the same defines and read the same values, and the values schemas still check), plus one template of ours,
+`templates/zz-dramigrate-left-out.yaml`, that writes a ConfigMap holding the sha256 of everything else the
+subchart's templates can read: `.Values`, `.Release`, `.Capabilities`, `.Chart` and `.Template.BasePath`, serialized
+by Helm in that render with each scalar's Go type (toJson alone would print an int 1 and a float 1 alike, which
+`kindOf` and `printf` tell apart). Every other document of the subchart is dropped from the render (`view`), the
+marker kept. So the two sides of a comparison hold the same marker exactly when Helm handed the subchart the same
+inputs on both (import-values, exports, tags and conditions included, as Helm coalesces them, whatever its version):
+equal markers, and the left-out documents are equal by construction; different markers, or a marker on one side
+alone (a condition that switches it), and the comparison fails, as it would where the documents differ. Random
+values and map order aside, which the proof masks by rendering the original twice: a subchart left out has nothing
+to mask.
 
-The proof's migration (D) must also leave the documents as they are: a marker is taken only once a render with it,
-of the whole subchart, asked for no device (`checked`: the first render's markers are; a render whose marker is new
-renders the folder in full once more and checks its subchart's documents). A marker whose documents ask for one (a
-value set that adds a device to its `resources`) makes every render with it a full one, on both sides: the rewrite
-left that subchart as it was, and the comparison says whether that is right. A render of the copy that fails
-otherwise than by the umbrella's own `fail` or `required` is made in full (a template included by its file name).
-The marker exists only in those private copies and their renders, which only the proof compares.
+The proof's migration (D) must also leave the documents as they are: a marker is taken only once a render with it of
+the subchart in full asked for no device (`checked`: the first render's markers are; a render whose marker is new is
+made once more with that subchart in full, the others still left out, and its documents checked). A marker whose
+documents ask for one (a value set that adds a device to its `resources`) makes every render with it a full one, on
+both sides: the rewrite left that subchart as it was, and the comparison says whether that is right. A render of the
+copy that fails otherwise than by the umbrella's own `fail` or `required` is made in full (a template included by
+its file name). The marker exists only in those private copies and their renders, which only the proof compares.
 """
 
 from __future__ import annotations
