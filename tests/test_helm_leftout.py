@@ -1,8 +1,8 @@
-"""A subchart whose files the rewrite leaves as they are and whose inputs (its values, `global`, `tags`, the release)
-are those of the run's first render renders the same documents in every such render: the proof's renders leave it out
-on both sides (leftout.py). tke-dynamo-vllm-single-pd's packed etcd generated an RSA key in each of 42 renders, past
-the chart's time budget. A subchart the rewrite changes, whose values a render changes, or that may include a template
-the rewrite defines is rendered and compared as before. Renders are real."""
+"""A subchart whose files the rewrite leaves as they are renders, in every render, only a marker of what Helm hands
+it (leftout.py): the proof compares the markers where the documents were, so equal markers mean equal documents and a
+value set that hands it other values is compared. tke-dynamo-vllm-single-pd's packed etcd generated an RSA key in each
+of 42 renders, past the chart's time budget. A subchart the rewrite changes, or that may include a template the
+rewrite defines, is rendered and compared as before. Renders are real."""
 
 from __future__ import annotations
 
