@@ -65,6 +65,7 @@ class RunCache:
     started: dict[tuple[str, tuple[Any, ...]], Future[Render]] = field(default_factory=dict)
     libraries: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # packedlib.find_request, by work and options
     subchartless: dict[str, Any] = field(default_factory=dict)  # subchartless.reach, by chart folder
+    leftout: Any = None  # leftout.Plan: the subcharts renders of this run may leave out
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -498,6 +499,15 @@ def render_each(calls: list[Callable[[], _T]]) -> Iterator[_T]:
 
 
 def _render_uncached(root: Path, options: Any) -> Render:
+    """The chart rendered now; the subcharts the run leaves out of its renders left out, each with its marker
+    (leftout.py)."""
+    from dramigrate.helm.leftout import leaving_out
+
+    left = leaving_out(root, options)
+    return _render_folder(root, options) if left is None else left.render(options)
+
+
+def _render_folder(root: Path, options: Any) -> Render:
     from dramigrate.helm.render import HelmError, render_chart
     from dramigrate.helm.sandbox import last_render_seconds
 

@@ -51,6 +51,7 @@ from dramigrate.helm.findingmap import (
 )
 from dramigrate.helm.foldguards import folded
 from dramigrate.helm.labelleaves import label_leaves, pod_labels
+from dramigrate.helm.leftout import plan as plan_left_out
 from dramigrate.helm.leftwhy import left_lines, left_requests, nothing_left, shared_guards
 from dramigrate.helm.locate import source_of, stream_sources
 from dramigrate.helm.nullcounts import null_sets, reference_stream
@@ -330,6 +331,8 @@ def _run(
     base = cached_render(root, base_options)
     if base.error:
         raise InputError(f"helm: {base.error}", outcome.display)
+    if mode != "lint":  # the subcharts the proof's renders may leave out (leftout.py): read off this render
+        plan_left_out(root, base_options, base, rules, settings, target, work)
 
     def probed() -> tuple[dict[DeviceKey, Any], ValueSources, list[Relation]]:
         uses = device_uses(base.stream, rules)

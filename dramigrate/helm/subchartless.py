@@ -116,7 +116,7 @@ def probe_render(root: Path, options: Any, found: Reach | None) -> Render:
     render that fails is rendered in full."""
     if found is not None:
         rendered = _render(found, options)
-        if not rendered.error or _umbrella_fails(found.copy, rendered.error):
+        if not rendered.error or umbrella_fails(found.copy, rendered.error):
             return umbrella_part(rendered)
     return cached_render(root, options)
 
@@ -125,7 +125,7 @@ _EXECUTION_ERROR = re.compile(r"execution error at \(([^():]+):(\d+):(\d+)\)")
 _FAILS = re.compile(r"[\s|(]*(?:fail|required)\b")
 
 
-def _umbrella_fails(copy: Path, error: str) -> bool:
+def umbrella_fails(copy: Path, error: str) -> bool:
     """Whether a pruned render's error is a `fail` or `required` of the umbrella's own template, which the full
     render meets as well (the template reads the same values and defines there). Any other error may come from the
     pruning (a template included by its file name): the probe then renders in full."""
@@ -192,9 +192,9 @@ def _pruned(root: Path) -> Reach | None:
                 return None
             if entry.is_dir():
                 keys |= {entry.name, chart_name(entry)}
-                removed += _prune_folder(entry, 0)
+                removed += prune_folder(entry, 0)
             elif entry.name.endswith(".tgz") and entry.is_file():
-                data, name, left_out = _pruned_archive(entry.read_bytes(), 0)
+                data, name, left_out = pruned_archive(entry.read_bytes(), 0)
                 keys |= {entry.name.rsplit("-", 1)[0], name}
                 removed += left_out
                 entry.write_bytes(data)
@@ -211,7 +211,7 @@ def _document_only(rel: list[str], data: bytes) -> bool:
     return len(rel) > 1 and rel[0] == "templates" and not rel[-1].startswith("_") and not _NAMES_TEMPLATES.search(data)
 
 
-def _prune_folder(chart: Path, depth: int) -> int:
+def prune_folder(chart: Path, depth: int) -> int:
     """Remove the document-only templates of a subchart folder (its archives' too); how many."""
     removed = 0
     for path in sorted(chart.rglob("*")):
@@ -220,7 +220,7 @@ def _prune_folder(chart: Path, depth: int) -> int:
         rel = path.relative_to(chart).parts
         data = path.read_bytes()
         if path.name.endswith(".tgz") and len(rel) >= 2 and rel[-2] == "charts":
-            data, _, left_out = _pruned_archive(data, depth + 1)
+            data, _, left_out = pruned_archive(data, depth + 1)
             path.write_bytes(data)
             removed += left_out
         elif _document_only(list(rel), data):
@@ -229,7 +229,7 @@ def _prune_folder(chart: Path, depth: int) -> int:
     return removed
 
 
-def _pruned_archive(data: bytes, depth: int) -> tuple[bytes, str, int]:
+def pruned_archive(data: bytes, depth: int) -> tuple[bytes, str, int]:
     """A packed chart without its document-only templates (nested archives likewise), its name, how many left out."""
     if depth > _MAX_DEPTH:
         raise ValueError("packed too deep")
@@ -251,7 +251,7 @@ def _pruned_archive(data: bytes, depth: int) -> tuple[bytes, str, int]:
                 meta = yaml.safe_load(content)
                 name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
             if member.name.endswith(".tgz") and parts[-2:-1] == ["charts"]:
-                content, _, left_out = _pruned_archive(content, depth + 1)
+                content, _, left_out = pruned_archive(content, depth + 1)
                 removed += left_out
             elif _document_only(parts[1:], content):
                 removed += 1
