@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from dramigrate.ahead import Ahead
     from dramigrate.kustomize import Scan
     from dramigrate.kustomize.run import Background
+    from dramigrate.lifetime import StopState
     from dramigrate.migrate import FileResult
 
 FIT_FORMATS = ("text", "json")
@@ -1013,8 +1014,10 @@ def do_fix(opts: Options) -> int:
         (Path(r.path), r) for r in result.files if r.path != "-" and r.rewritten is not None and r.path not in undecided
     ]
     refused = _refused_together(jobs, write_options)
-    with sigterm_raises():
-        failures, stopped, not_started = _write_files([(p, r) for p, r in jobs if r.path not in refused], write_options)
+    with sigterm_raises() as stop:
+        failures, stopped, not_started = _write_files(
+            [(p, r) for p, r in jobs if r.path not in refused], write_options, stop
+        )
         charts_written, stopped = _write_charts(ctx.charts, result, write_options, stopped)
     failures.update(refused)
     failures.update(undecided)
@@ -1123,7 +1126,9 @@ def _refused_together(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, B
     return refused
 
 
-def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, BaseException], str, set[str]]:
+def _write_files(
+    jobs: list[tuple[Path, Any]], options: Any, stop: StopState
+) -> tuple[dict[str, BaseException], str, set[str]]:
     """Write each result's rewrite to its path; what failed, by the result's path, the signal that stopped the
     writes ("" if none: Ctrl-C or SIGTERM end the writes under way and start no other), and the paths whose write
     had not begun then (not written, but not failed: nothing is wrong with them).
@@ -1169,15 +1174,20 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> tuple[dict[str, 
         ended.update(r.path for _, r in members)
 
     stopped_by = ""
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        try:
+    stop.quiet = stopped  # a stop while the threads write sets it: they end the writes under way and start no other
+    try:
+        with ThreadPoolExecutor(max_workers=8) as pool:
             futures = [pool.submit(write_whole, graph, members) for graph, members in together.items()]
             futures += [pool.submit(write, group) for group in same_file.values()]
             for future in futures:
                 future.result()
-        except KeyboardInterrupt as exc:  # the threads end the writes under way and start no other
-            stopped.set()
-            stopped_by = stop_name(exc)
+    except KeyboardInterrupt as exc:  # a stop just before the wait began
+        stopped.set()
+        stop.signal = stop.signal or stop_name(exc)
+    finally:
+        stop.quiet = None
+    if stopped.is_set():
+        stopped_by = stop.signal
     not_started = {r.path for _, r in jobs if r.path not in ended} if stopped_by else set()
     return failures, stopped_by, not_started
 

@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -238,23 +239,37 @@ def stop_name(exc: KeyboardInterrupt) -> str:
     return "SIGTERM" if isinstance(exc, Stopped) else "Ctrl-C"
 
 
+@dataclass
+class StopState:
+    """What sigterm_raises's block knows of a stop: the signal ("SIGTERM", "Ctrl-C"; "" until one came), and, while a
+    wait on threads is under way, the event a stop sets instead of raising."""
+
+    signal: str = ""
+    quiet: threading.Event | None = None
+
+
 @contextlib.contextmanager
-def sigterm_raises() -> Iterator[None]:
+def sigterm_raises() -> Iterator[StopState]:
     """SIGTERM raises Stopped in the block (in the main thread), as Ctrl-C raises KeyboardInterrupt: the writes
     under way end, the others do not start, and the report says which files were written. Python's default ended
     the process at once, and nothing said which of the files were rewritten. Once stopped, the run ends with that
     report: a further SIGTERM or Ctrl-C is ignored (Ctrl-C pressed twice, or a CI runner's SIGINT then SIGTERM, cut
-    the wait for the writes under way short, and no report named the files already rewritten)."""
+    the wait for the writes under way short, and no report named the files already rewritten). While the yielded
+    state's `quiet` holds an event (the main thread waits for writer threads), a stop sets it and raises nothing: an
+    exception raised inside a lock's wait could leave the lock released twice, and the run ended with an internal
+    error ("release unlocked lock") instead of its report."""
+    state = StopState()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield state
         return
-    stopped = False
 
     def stop(signum: int, frame: Any) -> None:
-        nonlocal stopped
-        stopped = True
+        state.signal = "SIGTERM" if signum == signal.SIGTERM else "Ctrl-C"
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if state.quiet is not None:
+            state.quiet.set()
+            return
         raise Stopped if signum == signal.SIGTERM else KeyboardInterrupt
 
     # a signal ignored already (SIGINT of a job started in the background) stays ignored
@@ -262,8 +277,8 @@ def sigterm_raises() -> Iterator[None]:
     for signum in before:
         signal.signal(signum, stop)
     try:
-        yield
+        yield state
     finally:
-        if not stopped:
+        if not state.signal:
             for signum, handler in before.items():
                 signal.signal(signum, handler)
