@@ -898,8 +898,8 @@ def do_diff(opts: Options, check: bool) -> int:
                     from dramigrate.helm.twins import binary_note
 
                     patch.write(binary_note(name))
-        if chart.report():
-            _err(chart.report().rstrip("\n"))
+        if report := chart.report():
+            _err(report.rstrip("\n"))
     classes = _classes(ctx, result, write=False)
     if classes and classes[1] != classes[2]:
         changed += 1
@@ -1042,8 +1042,8 @@ def do_fix(opts: Options) -> int:
         stdin_result = next((r for r in result.files if r.path == "-"), None)
         text = _write_stdin_result(ctx.stdin, stdin_result)
     for chart in ctx.charts:
-        if chart.report():
-            _err(chart.report().rstrip("\n"))
+        if report := chart.report():
+            _err(report.rstrip("\n"))
         chart_written = charts_written.get(id(chart), 0)
         changed += chart_written
         if chart_written:
@@ -1173,7 +1173,6 @@ def _write_files(
                 failures[r.path] = InputError(f"its kustomize graph ({graph}) is written whole or not at all: {why}")
         ended.update(r.path for _, r in members)
 
-    stopped_by = ""
     stop.quiet = stopped  # a stop while the threads write sets it: they end the writes under way and start no other
     try:
         with ThreadPoolExecutor(max_workers=8) as pool:
@@ -1186,8 +1185,7 @@ def _write_files(
         stop.signal = stop.signal or stop_name(exc)
     finally:
         stop.quiet = None
-    if stopped.is_set():
-        stopped_by = stop.signal
+    stopped_by = stop.signal if stopped.is_set() else ""
     not_started = {r.path for _, r in jobs if r.path not in ended} if stopped_by else set()
     return failures, stopped_by, not_started
 

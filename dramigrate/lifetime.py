@@ -264,13 +264,14 @@ def sigterm_raises() -> Iterator[StopState]:
         return
 
     def stop(signum: int, frame: Any) -> None:
-        state.signal = "SIGTERM" if signum == signal.SIGTERM else "Ctrl-C"
+        interrupt = Stopped() if signum == signal.SIGTERM else KeyboardInterrupt()
+        state.signal = stop_name(interrupt)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if state.quiet is not None:
             state.quiet.set()
             return
-        raise Stopped if signum == signal.SIGTERM else KeyboardInterrupt
+        raise interrupt
 
     # a signal ignored already (SIGINT of a job started in the background) stays ignored
     before = {s: h for s in (signal.SIGTERM, signal.SIGINT) if (h := signal.getsignal(s)) not in (signal.SIG_IGN, None)}

@@ -1236,10 +1236,10 @@ def _live_branch(
     return [olds[k][0] for k in keys], [news[k][0] for k in keys], templates
 
 
-def _through_includes(outcome: ChartOutcome, sub: str, rels: set[str]) -> set[str]:
+def _through_includes(rels: set[str], defines: dict[str, str]) -> set[str]:
     """The templates to change: a template that only includes a define (`{{ include "nim.common.v1.deployment" . }}`
-    from an unpacked library chart) stands for the file of that define, where its finding points (map_findings)."""
-    defines = _define_files(outcome, sub, rels)
+    from an unpacked library chart) stands for the file of that define (`defines`: _define_files), where its finding
+    points (map_findings)."""
     return (set(rels) - set(defines.values())) | set(defines)
 
 
@@ -1405,7 +1405,7 @@ def _own_templates(
     if settings.chart_style != "idiomatic" or list(wanted) != [""]:
         return None
     reference = _reference(expected, given)
-    rels = _through_includes(outcome, "", wanted[""])
+    rels = _through_includes(wanted[""], _define_files(outcome, "", wanted[""]))
     if reference is None or not rels:
         return None
     return _OwnTemplates(reference, rels, _hints(outcome, root, "", rels, rules))
@@ -1636,7 +1636,7 @@ def _fix_idiomatic(
         if key[1] == "ResourceClaimTemplate"
         for doc in docs
     }
-    wanted[sub] = (wanted[sub] - set(defines.values())) | set(defines)
+    wanted[sub] = _through_includes(wanted[sub], defines)
     extra = set() if sub else _shipped_templates(root, expected) - wanted[sub]
     extra |= set() if sub else _alike_templates(outcome, root, expected, wanted[sub] | extra, rules)
     extra |= set() if sub else _switched_passthrough(outcome, root, wanted[sub] | extra, rules, switched_templates())
