@@ -920,12 +920,15 @@ def _trees(opts: Options) -> tuple[Path, ...]:
     """The trees fix writes in: a symlink (a file's, or a folder's on its way) is written through only to a target
     inside one of them. A path named through a symlink of its own is not its target's tree (writer.tree_of), unless
     the link stays in the working folder: then it stands for its target, as it was read (sources.followed_tree; one
-    leading out is never read)."""
-    from dramigrate.sources import followed_tree
+    leading out is never read). A chart's file named alone (pre-commit passes single templates) stands for its chart:
+    fix takes the chart (sources.chart_root), so the chart is the tree it writes in."""
+    from dramigrate.sources import chart_root, followed_tree
     from dramigrate.writer import tree_of
 
     named = [tree_of(Path(p)) for p in [*opts.paths, *opts.values_files] if p != "-"]
-    return (*named, *(t for p in opts.paths if p != "-" and (t := followed_tree(p)) is not None))
+    known: dict[str, str | None] = {}
+    charts = [tree_of(c) for p in opts.paths if os.path.isfile(p) and (c := chart_root(Path(p), known)) is not None]
+    return (*named, *charts, *(t for p in opts.paths if p != "-" and (t := followed_tree(p)) is not None))
 
 
 def _outside_leaves(charts: list[Any], opts: Options) -> None:

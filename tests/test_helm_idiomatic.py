@@ -206,6 +206,21 @@ def test_precommit_single_template_file_lints_its_chart_once(run_cli: RunCli, tm
     assert not [f for f in json.loads(out)["findings"] if f["rule"] == "templated-file"]
 
 
+def test_precommit_fix_hook_on_a_template_writes_its_chart(run_cli: RunCli, tmp_path: Path) -> None:
+    """The fix hook names the staged template, relative to the repository: fix takes the chart, and the chart is the
+    tree it writes in (values.yaml, Chart.yaml and the new claim template sit outside the template's folder; the
+    run used to prove the rewrite and then refuse every write as outside the paths named)."""
+    chart = write_chart(tmp_path)
+    code, out, err = run_cli(["fix", "app/templates/deployment.yaml"], cwd=tmp_path)
+    assert code == 0, err
+    assert "not written" not in err and "outside the paths named" not in out + err
+    assert "dra:" in (chart / "values.yaml").read_text()
+    assert (chart / "templates" / "resourceclaimtemplate.yaml").exists()
+    assert "version: 0.1.1" in (chart / "Chart.yaml").read_text()
+    code, out, err = run_cli(["lint", "app/templates/deployment.yaml"], cwd=tmp_path)
+    assert code == 0, out + err  # the switch is on by default: the chart's render asks for no GPU now
+
+
 def test_precommit_names_across_charts_map_each_file_to_its_own_chart(run_cli: RunCli, tmp_path: Path) -> None:
     """Thousands of names share folders, so each folder's chart is looked up once: a file beside a chart folder, or in
     a second chart named after the first, must still be taken as its own (a chart each, a manifest as a manifest)."""
