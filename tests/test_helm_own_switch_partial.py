@@ -127,3 +127,121 @@ def test_a_device_request_held_as_text_is_named_beside_what_the_switch_leaves(co
     held = "ReplicaSet/release-name-llm-d-modelservice-decode dual-pod.llm-d.ai/server-patch holds a device request"
     assert held in outcome.manual, outcome.manual
     assert "decide by hand what the pods made from that text should ask for" in outcome.manual
+
+
+# A chart whose own switch (`accelerator.dra`) turns the server containers it writes in `range` to claims, and a
+# requester Deployment that writes its `nvidia.com/gpu` itself, which the switch does not reach (llm-d-modelservice's
+# shape with values that leave the prefill key out, as its values.yaml asks with the switch on).
+RANGE_HELPERS = """\
+{{- define "demo.container" -}}
+- name: {{ .item.name }}
+  image: busybox
+  resources:
+    {{- if .Values.accelerator.dra }}
+    claims:
+      - name: gpu
+    {{- else }}
+    limits:
+      nvidia.com/gpu: {{ .item.gpus }}
+    {{- end }}
+{{- end -}}
+"""
+SERVERS = deployment(
+    "demo-servers",
+    """\
+      {{- if .Values.accelerator.dra }}
+      resourceClaims:
+        - name: gpu
+          resourceClaimTemplateName: demo-gpu
+      {{- end }}
+      containers:
+        {{- range .Values.servers }}
+        {{- include "demo.container" (dict "item" . "Values" $.Values) | nindent 8 }}
+        {{- end }}
+{{- if .Values.accelerator.dra }}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: demo-gpu
+spec:
+  spec:
+    devices:
+      requests:
+        - name: gpu
+          exactly:
+            deviceClassName: gpu.nvidia.com
+{{- end }}
+""",
+)
+REQUESTER = "{{- if .Values.requester.enabled }}\n" + deployment(
+    "demo-requester",
+    """\
+      containers:
+        - name: requester
+          image: busybox
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .Values.requester.gpus }}
+{{- end }}
+""",
+)
+RANGE_VALUES = """\
+accelerator:
+  dra: false
+servers:
+  - name: server
+    gpus: 1
+requester:
+  enabled: true
+  gpus: 1
+"""
+
+
+def _range_chart(tmp_path: Path) -> Path:
+    files = {
+        "templates/_helpers.tpl": RANGE_HELPERS,
+        "templates/servers.yaml": SERVERS,
+        "templates/requester.yaml": REQUESTER,
+        "values.yaml": RANGE_VALUES,
+    }
+    return chart_with(tmp_path, "demo", files)
+
+
+def test_a_switch_that_keeps_one_request_the_migration_moves_is_not_used_however_many_it_moves(tmp_path: Path) -> None:
+    """The switch moves the servers' request and keeps the requester's, one of two: it was used, fix wrote
+    `accelerator.dra: true`, called the chart proven and marked the requester's request fixed (exit 0) while the
+    rewritten values still render it on the device plugin. Now the chart is manual work, nothing is written, the
+    message names the request the switch keeps and its template line, and lint suggests no setting."""
+    chart = _range_chart(tmp_path)
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("servers:\n  - name: server\n    gpus: 1\n")
+    options = ChartOptions(values_files=(mine,), kube_version="1.34")
+    settings, target = Settings(kube_version="1.34"), Target.parse("1.34")
+    outcome = run_chart(chart, options, load_rules(), settings, target, "fix")
+    assert outcome.manual and not outcome.changes, outcome.manual
+    line = next(n for n, text in enumerate(REQUESTER.splitlines(), 1) if "nvidia.com/gpu:" in text)
+    said = (
+        "the chart has its own DRA switch accelerator.dra, but with it on 1 device-plugin request(s) stay: "
+        f"Deployment/demo-requester container requester nvidia.com/gpu (templates/requester.yaml:{line} writes it, "
+        "which the switch does not reach"
+    )
+    assert said in outcome.manual, outcome.manual
+    requests = [f for f in outcome.findings if f.rule == "legacy-device-request"]
+    assert {f.name for f in requests} == {"demo-servers", "demo-requester"}
+    assert not any(f.fixed for f in outcome.findings)
+    linted = run_chart(chart, options, load_rules(), settings, target, "lint")
+    assert not [f for f in linted.findings if f.rule == "chart-dra-switch"]
+
+
+def test_the_same_switch_is_used_when_it_moves_every_request(tmp_path: Path) -> None:
+    """The control: the same chart with the requester off, every request the switch's to move: fix turns it on in the
+    values file named, and the requests are fixed."""
+    chart = _range_chart(tmp_path)
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("requester:\n  enabled: false\n")
+    options = ChartOptions(values_files=(mine,), kube_version="1.34")
+    outcome = run_chart(chart, options, load_rules(), Settings(kube_version="1.34"), Target.parse("1.34"), "fix")
+    assert not outcome.manual, outcome.manual
+    assert [c.after for c in outcome.changes] == ["requester:\n  enabled: false\naccelerator:\n  dra: true\n"]
+    assert all(f.fixed for f in outcome.findings if f.rule == "legacy-device-request")

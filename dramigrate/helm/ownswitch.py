@@ -6,9 +6,11 @@ A chart whose own DRA switch covers only some of its device requests (llm-d-mode
 the requester values: the switch turns the prefill pods' helper to claims, but the requester ReplicaSet writes
 `nvidia.com/gpu` itself, and the prefill container keeps the `nvidia.com/gpu` its values set beside the new claim).
 
-Such a switch is not used (it would leave device-plugin requests, or ask for the device twice), and the chart goes on
-to the rewrite; when that ends as manual work, the message says what turning the chart's own switch on leaves, read
-from the render with it on.
+Such a switch is not used when its render keeps any device-plugin request the manifest migration moves (it would
+leave device-plugin requests, or ask for the device twice), however many it moves: with values that leave the prefill
+key out, the switch moves the prefill request and only the requester's stays, and fix turned it on, said the chart
+proven and marked the requester's request fixed. The chart goes on to the rewrite; when that ends as manual work, the
+message says what turning the chart's own switch on leaves, read from the render with it on.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from dramigrate.helm.outcome import (
     Workdir,
     _manual,
 )
-from dramigrate.helm.probe import DeviceKey, device_uses, override
+from dramigrate.helm.probe import DeviceKey, device_uses, matches, override
 from dramigrate.helm.prove import (
     documents,
 )
@@ -175,12 +177,15 @@ def _own_dra_switch(
     base: dict[DeviceKey, Any],
     rules: RuleSet,
     work: Workdir,
+    findings: list[Finding],
     partial: list[Any] | None = None,
 ) -> Leaf | None:
     """A boolean values key of the chart's own (`draEnabled`, `dra`, `dra.enabled`) that is off and, turned
-    on, renders ResourceClaims in place of the device requests: the chart migrates itself. `partial` gets, for a
-    switch that renders claims but leaves as many device requests, (the switch, its render, the device requests left),
-    for ownswitch.left_by."""
+    on, renders ResourceClaims in place of the device requests: the chart migrates itself. Device requests its render
+    keeps are allowed only where the manifest migration keeps them too (`findings`, of the chart's render with the
+    switch off: a request no fixable legacy-device-request finding names, a shared GPU, a report-only kind).
+    `partial` gets, for a switch that renders claims but keeps a request the migration moves, (the switch, its render,
+    the device requests left that the migration moves), for ownswitch.left_by."""
     from dramigrate.helm.chartvalues import packed_defaults
     from dramigrate.helm.values import get_path, walk
 
@@ -202,11 +207,19 @@ def _own_dra_switch(
         if rendered.error or "resourceClaimTemplateName" not in rendered.stream:
             continue
         uses = device_uses(rendered.stream, rules)
-        if len(uses) < len(base):
+        left = {key: value for key, value in uses.items() if _moved(key, base, findings)}
+        if len(uses) < len(base) and not left:
             return leaf
         if partial is not None:
-            partial.append((leaf, rendered.stream, uses))
+            partial.append((leaf, rendered.stream, left))
     return None
+
+
+def _moved(key: DeviceKey, base: dict[DeviceKey, Any], findings: list[Finding]) -> bool:
+    """Whether the manifest migration moves the device request `key` of a render with the chart's own switch on to a
+    claim: a request the render with the switch off does not have, or one a fixable legacy-device-request finding of
+    that render names."""
+    return key not in base or any(f.rule == "legacy-device-request" and f.fixable and matches(f, key) for f in findings)
 
 
 def _report_switch(outcome: ChartOutcome, leaf: Leaf, sources: ValueSources, root: Path) -> None:

@@ -392,7 +392,7 @@ def _run(
         _left_as_it_is(findings, "a device request in it is suppressed")
         return
     partial: list[Any] = []  # what a switch of the chart's own leaves on the device plugin (llm-d's accelerator.dra)
-    switch = _own_dra_switch(root, copts, sources, base_uses, rules, work, partial) if base_uses else None
+    switch = _own_dra_switch(root, copts, sources, base_uses, rules, work, findings, partial) if base_uses else None
     if switch is None and not why and any(f.fixable for f in findings):  # lint says what fix refuses before rewriting
         _check_rewritable(root, (base.stream, base.rest), outcome.display)  # (a switch rewrites no template)
     if switch is not None:
