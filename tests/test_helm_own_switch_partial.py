@@ -69,16 +69,23 @@ def test_a_switch_of_the_charts_own_that_leaves_a_request_is_named_in_the_manual
     outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
     assert outcome.manual and not outcome.changes
     said = (
-        "; the chart has its own DRA switch draEnabled, but with it on 1 device-plugin request(s) stay: "
-        "Deployment/app container main nvidia.com/gpu beside its claim (templates/deploy.yaml:17 writes it, which the "
-        "switch leaves beside the claim); fix it by hand"
+        "the chart's own DRA switch draEnabled does not migrate these values: with it on, 1 device-plugin request(s) "
+        "stay: Deployment/app container main nvidia.com/gpu beside its claim (templates/deploy.yaml:17 writes it, "
+        "which the switch leaves beside the claim); nor does the rewrite take the chart: "
     )
-    assert said in outcome.manual, outcome.manual
-    assert any(said in f.message for f in outcome.findings if f.rule == "chart-rewrite-unproven")
+    # what the chart's own switch leaves comes first, the user's way to DRA in this chart; then the rewrite's reason
+    assert outcome.manual.startswith(said), outcome.manual
+    assert outcome.manual.endswith("; fix it by hand (docs/helm.md) or run fix with --chart-style engine")
+    assert any(
+        f.message == f"fix writes nothing for this chart: {outcome.manual}"
+        for f in outcome.findings
+        if f.rule == "chart-rewrite-unproven"
+    )
     # the chain deploy.yaml -> app.container -> app.resources is followed to the object the workload builds
-    assert outcome.manual.startswith(
-        "pattern D (app.resources): templates/deploy.yaml:18: the helper app.container gets `(dict "
-    ), outcome.manual
+    assert (
+        "take the chart: pattern D (app.resources): templates/deploy.yaml:18: the helper app.container gets `(dict "
+        in (outcome.manual)
+    )
 
 
 def test_what_the_charts_own_switch_leaves_is_named_where_to_change_it(corpus: Path) -> None:
@@ -126,7 +133,14 @@ def test_a_device_request_held_as_text_is_named_beside_what_the_switch_leaves(co
     outcome = run_chart(chart, options, load_rules(), Settings(kube_version="1.34"), Target.parse("1.34"), "fix")
     held = "ReplicaSet/release-name-llm-d-modelservice-decode dual-pod.llm-d.ai/server-patch holds a device request"
     assert held in outcome.manual, outcome.manual
-    assert "decide by hand what the pods made from that text should ask for" in outcome.manual
+    # what the chart's switch does to that text, read from its render: it names a claim no pod entry declares
+    assert (
+        "which the manifest migration leaves as it is while with the switch on the chart writes claims into it "
+        "(nvidia-decode-claim, which neither that text nor the pod spec around it declares in resourceClaims): keep "
+        "the device-plugin requests and serve them with a DeviceClass with extendedResourceName (--strategy "
+        "extended-resource, Kubernetes 1.34+), or migrate by hand, deciding what the pods made from that text should "
+        "ask for; nor does the rewrite take the chart: "
+    ) in outcome.manual, outcome.manual
 
 
 # A chart whose own switch (`accelerator.dra`) turns the server containers it writes in `range` to claims, and a
@@ -174,9 +188,28 @@ spec:
 {{- end }}
 """,
 )
-REQUESTER = "{{- if .Values.requester.enabled }}\n" + deployment(
-    "demo-requester",
-    """\
+# the requester also holds the servers' containers as text, a pod spec patch another controller applies (llm-d's
+# `dual-pod.llm-d.ai/server-patch`), written by the same helper: the switch writes its claims there too
+REQUESTER = """\
+{{- if .Values.requester.enabled }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: demo-requester
+spec:
+  selector:
+    matchLabels: {app: demo-requester}
+  template:
+    metadata:
+      labels: {app: demo-requester}
+      annotations:
+        example.com/server-patch: |
+          spec:
+            containers:
+              {{- range .Values.servers }}
+              {{- include "demo.container" (dict "item" . "Values" $.Values) | nindent 14 }}
+              {{- end }}
+    spec:
       containers:
         - name: requester
           image: busybox
@@ -184,8 +217,7 @@ REQUESTER = "{{- if .Values.requester.enabled }}\n" + deployment(
             limits:
               nvidia.com/gpu: {{ .Values.requester.gpus }}
 {{- end }}
-""",
-)
+"""
 RANGE_VALUES = """\
 accelerator:
   dra: false
@@ -212,7 +244,8 @@ def test_a_switch_that_keeps_one_request_the_migration_moves_is_not_used_however
     """The switch moves the servers' request and keeps the requester's, one of two: it was used, fix wrote
     `accelerator.dra: true`, called the chart proven and marked the requester's request fixed (exit 0) while the
     rewritten values still render it on the device plugin. Now the chart is manual work, nothing is written, the
-    message names the request the switch keeps and its template line, and lint suggests no setting."""
+    message opens with the request the switch keeps and its template line, then the text it writes a claim into, and
+    lint suggests no setting."""
     chart = _range_chart(tmp_path)
     mine = tmp_path / "mine.yaml"
     mine.write_text("servers:\n  - name: server\n    gpus: 1\n")
@@ -222,11 +255,19 @@ def test_a_switch_that_keeps_one_request_the_migration_moves_is_not_used_however
     assert outcome.manual and not outcome.changes, outcome.manual
     line = next(n for n, text in enumerate(REQUESTER.splitlines(), 1) if "nvidia.com/gpu:" in text)
     said = (
-        "the chart has its own DRA switch accelerator.dra, but with it on 1 device-plugin request(s) stay: "
-        f"Deployment/demo-requester container requester nvidia.com/gpu (templates/requester.yaml:{line} writes it, "
-        "which the switch does not reach"
+        "the chart's own DRA switch accelerator.dra does not migrate these values: with it on, 1 device-plugin "
+        "request(s) stay: Deployment/demo-requester container requester nvidia.com/gpu "
+        f"(templates/requester.yaml:{line} writes it, which the switch does not reach"
     )
-    assert said in outcome.manual, outcome.manual
+    assert outcome.manual.startswith(said), outcome.manual
+    # the text the switch writes its claim into, and the claim no pod entry declares, read from its render
+    text = (
+        "; and Deployment/demo-requester example.com/server-patch holds a device request as text (a pod spec in a "
+        "string), which the manifest migration leaves as it is while with the switch on the chart writes claims into "
+        "it (gpu, which neither that text nor the pod spec around it declares in resourceClaims): keep the "
+        "device-plugin requests and serve them with a DeviceClass with extendedResourceName"
+    )
+    assert text in outcome.manual, outcome.manual
     requests = [f for f in outcome.findings if f.rule == "legacy-device-request"]
     assert {f.name for f in requests} == {"demo-servers", "demo-requester"}
     assert not any(f.fixed for f in outcome.findings)

@@ -58,11 +58,14 @@ def _node(doc: Any, path: str) -> Any:
     return doc
 
 
-def left_by(leaf: Leaf, stream: str, uses: dict[tuple[str, ...], Any], findings: list[Finding], root: Path) -> str:
-    """What the chart's own switch leaves on the device plugin, from its render with the switch on (`uses`:
-    device_uses of that render), in words for a manual message: for each, what to change by hand, read from the
-    device-plugin render's `findings` (the chart at `root`): a device key the values set beside the claim the switch
-    adds is left out of the values, a key a template writes itself is a line the switch does not reach."""
+def left_by(
+    leaf: Leaf, stream: str, uses: dict[tuple[str, ...], Any], findings: list[Finding], root: Path, base: str
+) -> str:
+    """What the chart's own switch leaves on the device plugin, from its render with the switch on (`stream`; `uses`:
+    the device requests left in it that the manifest migration moves), in words that open a manual message: for each,
+    what to change by hand, read from the device-plugin render's `findings` (`base`, the chart at `root`): a device key
+    the values set beside the claim the switch adds is left out of the values, a key a template writes itself is a line
+    the switch does not reach; then the device requests that render holds as text (_held_as_text)."""
     docs = {}
     for doc in documents(stream):
         if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict):
@@ -74,28 +77,107 @@ def left_by(leaf: Leaf, stream: str, uses: dict[tuple[str, ...], Any], findings:
         where = _where(findings, (kind, name, container, resource), root, bool(claims), leaf.path)
         said.append(f"{kind}/{name} container {container} {resource}{' beside its claim' if claims else ''}{where}")
     return (
-        f"; the chart has its own DRA switch {display(leaf.path)}, but with it on {len(said)} device-plugin "
-        f"request(s) stay: {', '.join(dict.fromkeys(said))}{_held_as_text(findings)}"
+        f"the chart's own DRA switch {display(leaf.path)} does not migrate these values: with it on, {len(said)} "
+        f"device-plugin request(s) stay: {', '.join(dict.fromkeys(said))}{_held_as_text(findings, base, docs)}"
     )
 
 
-def _held_as_text(findings: list[Finding]) -> str:
-    """What the message adds for device requests held in strings of the device-plugin render (llm-d's requester
+def _held_as_text(findings: list[Finding], base: str, switched: dict[tuple[str, str], Any]) -> str:
+    """What the message adds for device requests held in strings of the device-plugin render `base` (llm-d's requester
     ReplicaSet holds its decode containers in the `dual-pod.llm-d.ai/server-patch` annotation): the manifest migration
-    leaves a string as it is, while a chart's own switch may write its claims into it (llm-d's does), so the two
-    renders cannot be made equal by the changes named before, and the string is the user's to decide."""
-    held = []
+    leaves a string as it is; whether the render with the switch on (`switched`, its objects by kind and name) changes
+    it, and the claims it then names that neither the string nor its object's pod spec declares (llm-d's switch writes
+    `claims: [nvidia-decode-claim]` into the server patch, a claim no pod entry declares); what to do: the string is
+    the user's to decide, or the chart keeps the device plugin under --strategy extended-resource."""
+    held, changed, undeclared = [], False, set()
     for f in findings:
         where = re.search(r"inside the string (\S+) \(", f.message)
-        if f.rule == "embedded-device-request" and where:
-            held.append(f"{f.kind}/{f.name} {where.group(1)}")
+        if f.rule != "embedded-device-request" or not where:
+            continue
+        held.append(f"{f.kind}/{f.name} {where.group(1)}")
+        before = _string(next((d for d in documents(base) if _named(d, f.kind, f.name)), None), where.group(1))
+        after = _string(switched.get((f.kind, f.name)), where.group(1))
+        if after is not None and after != before:
+            changed = True
+            undeclared |= _claims(after) - _declared(after) - _declared(switched.get((f.kind, f.name)))
     if not held:
         return ""
+    said = list(dict.fromkeys(held))
+    if changed:
+        names = ", ".join(sorted(undeclared))
+        how = (
+            f"with the switch on the chart writes claims into it ({names}, which neither that text nor the pod spec "
+            "around it declares in resourceClaims)"
+            if undeclared
+            else "with the switch on the chart changes it"
+        )
+    else:
+        how = "the switch leaves it as it is too"
     return (
-        f"; and {', '.join(dict.fromkeys(held))} hold{'s' if len(held) == 1 else ''} a device request as text (a pod "
-        "spec in a string), which the manifest migration leaves as it is while the chart's switch may write its "
-        "claims there too: decide by hand what the pods made from that text should ask for"
+        f"; and {', '.join(said)} hold{'s' if len(said) == 1 else ''} a device request as text (a pod spec in a "
+        f"string), which the manifest migration leaves as it is while {how}: keep the device-plugin requests and serve "
+        "them with a DeviceClass with extendedResourceName (--strategy extended-resource, Kubernetes 1.34+), or "
+        "migrate by hand, deciding what the pods made from that text should ask for"
     )
+
+
+def _named(doc: Any, kind: str, name: str) -> bool:
+    meta = doc.get("metadata") if isinstance(doc, dict) else None
+    return isinstance(meta, dict) and (str(doc.get("kind", "")), str(meta.get("name") or "")) == (kind, name)
+
+
+def _string(doc: Any, key: str) -> str | None:
+    """The string under `key` anywhere in `doc` (an annotation, Argo's podSpecPatch)."""
+    from dramigrate.embedded import _strings
+
+    return next((text for _, k, text in _strings(doc) if str(k) == key), None) if doc is not None else None
+
+
+def _under(node: Any, key: str) -> list[Any]:
+    """Every value under `key` in the parsed node, at any depth."""
+    found, stack = [], [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found += [v for k, v in item.items() if k == key]
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def _parsed(node: Any) -> Any:
+    """A string parsed as YAML (None when it is not), anything else as it is."""
+    if not isinstance(node, str):
+        return node
+    import yaml
+
+    try:
+        return yaml.load(node, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError):
+        return None
+
+
+def _claims(node: Any) -> set[str]:
+    """The claim names the containers of `node` (a string is parsed first) name in resources.claims."""
+    return {
+        str(c["name"])
+        for resources in _under(_parsed(node), "resources")
+        if isinstance(resources, dict) and isinstance(resources.get("claims"), list)
+        for c in resources["claims"]
+        if isinstance(c, dict) and c.get("name")
+    }
+
+
+def _declared(node: Any) -> set[str]:
+    """The claim names the pod specs of `node` (a string is parsed first) declare in resourceClaims."""
+    return {
+        str(c["name"])
+        for entries in _under(_parsed(node), "resourceClaims")
+        if isinstance(entries, list)
+        for c in entries
+        if isinstance(c, dict) and c.get("name")
+    }
 
 
 def _where(
@@ -154,11 +236,14 @@ def _shown(file: str, root: Path) -> str:
 
 
 def note(outcome: Any, text: str, hint: str) -> None:
-    """The manual message of a chart outcome, and its chart-rewrite-unproven finding, extended with `text` (before
-    `hint`, the closing advice, when the message ends with it)."""
+    """The manual message of a chart outcome, and its chart-rewrite-unproven finding, opened with `text`, what the
+    chart's own switch leaves (what the user changes first: the switch is the chart's own way to DRA); the rewrite's
+    reason follows it, and `hint`, the closing advice, stays last."""
+    prefix = "fix writes nothing for this chart: "
 
     def extended(message: str) -> str:
-        return f"{message.removesuffix(hint)}{text}{hint}" if message.endswith(hint) else f"{message}{text}"
+        head = prefix if message.startswith(prefix) else ""
+        return f"{head}{text}; nor does the rewrite take the chart: {message.removeprefix(head)}"
 
     outcome.manual = extended(outcome.manual)
     for f in outcome.findings:

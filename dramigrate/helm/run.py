@@ -422,7 +422,7 @@ def _run(
     if outcome.manual and partial:
         from dramigrate.helm.ownswitch import left_by, note
 
-        note(outcome, left_by(*partial[0], outcome.findings, root), ENGINE_HINT)
+        note(outcome, left_by(*partial[0], outcome.findings, root, base.stream), ENGINE_HINT)
     if outcome.manual and not outcome.changes:
         _left_as_it_is(outcome.findings, "its rewrite is manual work (chart-rewrite-unproven)")
 
