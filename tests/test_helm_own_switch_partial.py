@@ -120,6 +120,11 @@ def test_what_the_charts_own_switch_leaves_is_named_where_to_change_it(corpus: P
         outcome.manual
     )
     assert "give container inference-server a claim of its own in resources.claims" in outcome.manual
+    # the role's copy of the switch moves the prefill pods alone: the global one would turn the decode text too
+    assert (
+        "; the switch also goes per object: prefill.accelerator.dra=true renders claims in "
+        "Deployment/release-name-llm-d-modelservice-prefill alone, every other object as it was; "
+    ) in outcome.manual
 
 
 def test_a_device_request_held_as_text_is_named_beside_what_the_switch_leaves(corpus: Path) -> None:
@@ -286,3 +291,65 @@ def test_the_same_switch_is_used_when_it_moves_every_request(tmp_path: Path) -> 
     assert not outcome.manual, outcome.manual
     assert [c.after for c in outcome.changes] == ["requester:\n  enabled: false\naccelerator:\n  dra: true\n"]
     assert all(f.fixed for f in outcome.findings if f.rule == "legacy-device-request")
+
+
+# The same shape with a per-object copy of the switch (llm-d's `prefill.accelerator.dra` beside `accelerator.dra`, which
+# its values.yaml documents in comments only): `servers.accelerator.dra` turns the servers alone.
+ROLE_HELPERS = """\
+{{- define "demo.serversDra" -}}
+{{- $dra := .Values.accelerator.dra -}}
+{{- with .Values.servers.accelerator }}{{ if hasKey . "dra" }}{{ $dra = .dra }}{{ end }}{{ end -}}
+{{- if $dra }}true{{ end -}}
+{{- end -}}
+{{- define "demo.container" -}}
+- name: {{ .item.name }}
+  image: busybox
+  resources:
+    {{- if include "demo.serversDra" . }}
+    claims:
+      - name: gpu
+    {{- else }}
+    limits:
+      nvidia.com/gpu: {{ .item.gpus }}
+    {{- end }}
+{{- end -}}
+"""
+ROLE_SERVERS = SERVERS.replace("if .Values.accelerator.dra", 'if include "demo.serversDra" .').replace(
+    "range .Values.servers ", "range .Values.servers.containers "
+)
+ROLE_REQUESTER = "{{- if .Values.requester.enabled }}\n" + deployment(
+    "demo-requester",
+    """\
+      containers:
+        - name: requester
+          image: busybox
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .Values.requester.gpus }}
+{{- end }}
+""",
+)
+
+
+def test_a_per_object_copy_of_the_switch_that_turns_some_objects_alone_is_named(tmp_path: Path) -> None:
+    """The switch's path under a map that sets a device count (`servers.accelerator.dra`, in no values file) renders
+    the servers' claims and leaves the requester as it was: the manual message names it, what the user can move
+    today through the chart's own switch; a copy that changes nothing (`requester.accelerator.dra`) is not named."""
+    files = {
+        "templates/_helpers.tpl": ROLE_HELPERS,
+        "templates/servers.yaml": ROLE_SERVERS,
+        "templates/requester.yaml": ROLE_REQUESTER,
+        "values.yaml": RANGE_VALUES.replace("servers:\n  - name: server\n    gpus: 1\n", ""),
+    }
+    chart = chart_with(tmp_path, "demo", files)
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("servers:\n  containers:\n    - name: server\n      gpus: 1\n")
+    options = ChartOptions(values_files=(mine,), kube_version="1.34")
+    outcome = run_chart(chart, options, load_rules(), Settings(kube_version="1.34"), Target.parse("1.34"), "fix")
+    assert outcome.manual and not outcome.changes, outcome.manual
+    said = (
+        "; the switch also goes per object: servers.accelerator.dra=true renders claims in Deployment/demo-servers "
+        "alone, every other object as it was; nor does the rewrite take the chart"
+    )
+    assert said in outcome.manual, outcome.manual
+    assert "requester.accelerator.dra" not in outcome.manual

@@ -59,13 +59,20 @@ def _node(doc: Any, path: str) -> Any:
 
 
 def left_by(
-    leaf: Leaf, stream: str, uses: dict[tuple[str, ...], Any], findings: list[Finding], root: Path, base: str
+    leaf: Leaf,
+    stream: str,
+    uses: dict[tuple[str, ...], Any],
+    findings: list[Finding],
+    root: Path,
+    base: str,
+    scoped: list[tuple[tuple[Any, ...], list[str]]],
 ) -> str:
     """What the chart's own switch leaves on the device plugin, from its render with the switch on (`stream`; `uses`:
     the device requests left in it that the manifest migration moves), in words that open a manual message: for each,
     what to change by hand, read from the device-plugin render's `findings` (`base`, the chart at `root`): a device key
     the values set beside the claim the switch adds is left out of the values, a key a template writes itself is a line
-    the switch does not reach; then the device requests that render holds as text (_held_as_text)."""
+    the switch does not reach; then the switch's copies that turn some objects alone (`scoped`, per_object) and the
+    device requests that render holds as text (_held_as_text)."""
     docs = {}
     for doc in documents(stream):
         if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict):
@@ -78,8 +85,73 @@ def left_by(
         said.append(f"{kind}/{name} container {container} {resource}{' beside its claim' if claims else ''}{where}")
     return (
         f"the chart's own DRA switch {display(leaf.path)} does not migrate these values: with it on, {len(said)} "
-        f"device-plugin request(s) stay: {', '.join(dict.fromkeys(said))}{_held_as_text(findings, base, docs)}"
+        f"device-plugin request(s) stay: {', '.join(dict.fromkeys(said))}{_scoped(scoped)}"
+        f"{_held_as_text(findings, base, docs)}"
     )
+
+
+def _scoped(scoped: list[tuple[tuple[Any, ...], list[str]]]) -> str:
+    said = [
+        f"{display(path)}=true renders claims in {', '.join(objects)} alone, every other object as it was"
+        for path, objects in scoped
+    ]
+    return f"; the switch also goes per object: {'; '.join(said)}" if said else ""
+
+
+def per_object(
+    root: Path,
+    copts: ChartOptions,
+    sources: ValueSources,
+    work: Workdir,
+    leaf: Leaf,
+    base: str,
+    findings: list[Finding],
+) -> list[tuple[tuple[Any, ...], list[str]]]:
+    """The chart's own switch repeated under a values map that sets a device count (llm-d's `prefill.accelerator.dra`
+    beside `accelerator.dra`, a per-role override its values.yaml documents in comments only, so no values leaf names
+    it) which, turned on alone, renders claims into some objects and leaves every other object of the render `base` as
+    it was: each such path with the objects it turns. The maps tried are those the device counts' values paths start
+    with (findings' related notes); one render each, on the manual path only."""
+    from dramigrate.helm.values import get_path
+
+    tops = []
+    for f in findings:
+        for r in f.related if f.rule == "legacy-device-request" else ():
+            top = re.match(r"([A-Za-z_][\w-]*)[.\[]", r.note) if r.note.endswith(" sets this device count") else None
+            if top and top.group(1) != leaf.path[0] and isinstance(sources.merged.get(top.group(1)), dict):
+                tops.append(top.group(1))
+    found = []
+    for top in dict.fromkeys(tops):
+        path = (top, *leaf.path)
+        if get_path(sources.merged, path) is not None:
+            continue
+        values = override(sources, with_paths(sources.merged, [(path, True)]))
+        rendered = cached_render(root, copts.render((work.values_file(values),), sets=False))
+        turned = [] if rendered.error else _turned(base, rendered.stream)
+        if turned:
+            found.append((path, turned))
+    return found
+
+
+def _turned(base: str, stream: str) -> list[str]:
+    """The objects (`Kind/name`) the render `stream` changes from `base` when each of them now names a
+    ResourceClaimTemplate and every other difference is a new ResourceClaimTemplate; [] otherwise."""
+
+    def objects(text: str) -> dict[tuple[str, str], Any]:
+        out = {}
+        for doc in documents(text):
+            meta = doc.get("metadata") if isinstance(doc, dict) else None
+            if isinstance(meta, dict):
+                out[(str(doc.get("kind", "")), str(meta.get("name") or ""))] = doc
+        return out
+
+    before, after = objects(base), objects(stream)
+    if set(before) - set(after) or any(kind != "ResourceClaimTemplate" for kind, _ in set(after) - set(before)):
+        return []
+    changed = [key for key in before if after[key] != before[key]]
+    if not changed or any(not _under(after[key], "resourceClaimTemplateName") for key in changed):
+        return []
+    return [f"{kind}/{name}" for kind, name in changed]
 
 
 def _held_as_text(findings: list[Finding], base: str, switched: dict[tuple[str, str], Any]) -> str:

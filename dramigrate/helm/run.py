@@ -420,9 +420,10 @@ def _run(
 
         outcome.findings += vendored_findings(root, outcome.display, [c.rel for c in outcome.changes])
     if outcome.manual and partial:
-        from dramigrate.helm.ownswitch import left_by, note
+        from dramigrate.helm.ownswitch import left_by, note, per_object
 
-        note(outcome, left_by(*partial[0], outcome.findings, root, base.stream), ENGINE_HINT)
+        scoped = per_object(root, copts, sources, work, partial[0][0], base.stream, outcome.findings)
+        note(outcome, left_by(*partial[0], outcome.findings, root, base.stream, scoped), ENGINE_HINT)
     if outcome.manual and not outcome.changes:
         _left_as_it_is(outcome.findings, "its rewrite is manual work (chart-rewrite-unproven)")
 
