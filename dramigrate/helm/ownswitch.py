@@ -21,6 +21,7 @@ from typing import Any
 
 from dramigrate.findings import RULES, Finding, Location
 from dramigrate.helm.outcome import (
+    UNPROVEN,
     ChartOptions,
     ChartOutcome,
     Workdir,
@@ -307,14 +308,13 @@ def _shown(file: str, root: Path) -> str:
         return file
 
 
-def note(outcome: Any, text: str, hint: str) -> None:
+def note(outcome: Any, text: str) -> None:
     """The manual message of a chart outcome, and its chart-rewrite-unproven finding, opened with `text`, what the
     chart's own switch leaves (what the user changes first: the switch is the chart's own way to DRA); the rewrite's
-    reason follows it, and `hint`, the closing advice, stays last."""
-    prefix = "fix writes nothing for this chart: "
+    reason follows it, its closing advice (ENGINE_HINT) last."""
 
     def extended(message: str) -> str:
-        head = prefix if message.startswith(prefix) else ""
+        head = UNPROVEN if message.startswith(UNPROVEN) else ""
         return f"{head}{text}; nor does the rewrite take the chart: {message.removeprefix(head)}"
 
     outcome.manual = extended(outcome.manual)

@@ -423,7 +423,7 @@ def _run(
         from dramigrate.helm.ownswitch import left_by, note, per_object
 
         scoped = per_object(root, copts, sources, work, partial[0][0], base.stream, outcome.findings)
-        note(outcome, left_by(*partial[0], outcome.findings, root, base.stream, scoped), ENGINE_HINT)
+        note(outcome, left_by(*partial[0], outcome.findings, root, base.stream, scoped))
     if outcome.manual and not outcome.changes:
         _left_as_it_is(outcome.findings, "its rewrite is manual work (chart-rewrite-unproven)")
 
