@@ -75,6 +75,7 @@ _UNCOVERED = (  # your values ask for devices through keys the DRA values files 
 
 
 ENGINE_HINT = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"  # ends a manual idiomatic fix
+UNPROVEN = "fix writes nothing for this chart: "  # opens the chart-rewrite-unproven finding, the reason after it
 
 
 @dataclass(frozen=True)
@@ -399,7 +400,7 @@ def _manual(outcome: ChartOutcome, reason: str, patch: str) -> None:
         Finding(
             "chart-rewrite-unproven",
             RULES["chart-rewrite-unproven"][0],
-            f"fix writes nothing for this chart: {reason}",
+            f"{UNPROVEN}{reason}",
             outcome.display,
         )
     )

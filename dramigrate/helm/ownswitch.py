@@ -6,9 +6,11 @@ A chart whose own DRA switch covers only some of its device requests (llm-d-mode
 the requester values: the switch turns the prefill pods' helper to claims, but the requester ReplicaSet writes
 `nvidia.com/gpu` itself, and the prefill container keeps the `nvidia.com/gpu` its values set beside the new claim).
 
-Such a switch is not used (it would leave device-plugin requests, or ask for the device twice), and the chart goes on
-to the rewrite; when that ends as manual work, the message says what turning the chart's own switch on leaves, read
-from the render with it on.
+Such a switch is not used when its render keeps any device-plugin request the manifest migration moves (it would
+leave device-plugin requests, or ask for the device twice), however many it moves: with values that leave the prefill
+key out, the switch moves the prefill request and only the requester's stays, and fix turned it on, said the chart
+proven and marked the requester's request fixed. The chart goes on to the rewrite; when that ends as manual work, the
+message says what turning the chart's own switch on leaves, read from the render with it on.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from typing import Any
 
 from dramigrate.findings import RULES, Finding, Location
 from dramigrate.helm.outcome import (
+    UNPROVEN,
     ChartOptions,
     ChartOutcome,
     Workdir,
     _manual,
 )
-from dramigrate.helm.probe import DeviceKey, device_uses, override
+from dramigrate.helm.probe import DeviceKey, device_uses, matches, override
 from dramigrate.helm.prove import (
     documents,
 )
@@ -56,11 +59,21 @@ def _node(doc: Any, path: str) -> Any:
     return doc
 
 
-def left_by(leaf: Leaf, stream: str, uses: dict[tuple[str, ...], Any], findings: list[Finding], root: Path) -> str:
-    """What the chart's own switch leaves on the device plugin, from its render with the switch on (`uses`:
-    device_uses of that render), in words for a manual message: for each, what to change by hand, read from the
-    device-plugin render's `findings` (the chart at `root`): a device key the values set beside the claim the switch
-    adds is left out of the values, a key a template writes itself is a line the switch does not reach."""
+def left_by(
+    leaf: Leaf,
+    stream: str,
+    uses: dict[tuple[str, ...], Any],
+    findings: list[Finding],
+    root: Path,
+    base: str,
+    scoped: list[tuple[tuple[Any, ...], list[str]]],
+) -> str:
+    """What the chart's own switch leaves on the device plugin, from its render with the switch on (`stream`; `uses`:
+    the device requests left in it that the manifest migration moves), in words that open a manual message: for each,
+    what to change by hand, read from the device-plugin render's `findings` (`base`, the chart at `root`): a device key
+    the values set beside the claim the switch adds is left out of the values, a key a template writes itself is a line
+    the switch does not reach; then the switch's copies that turn some objects alone (`scoped`, per_object) and the
+    device requests that render holds as text (_held_as_text)."""
     docs = {}
     for doc in documents(stream):
         if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict):
@@ -72,28 +85,172 @@ def left_by(leaf: Leaf, stream: str, uses: dict[tuple[str, ...], Any], findings:
         where = _where(findings, (kind, name, container, resource), root, bool(claims), leaf.path)
         said.append(f"{kind}/{name} container {container} {resource}{' beside its claim' if claims else ''}{where}")
     return (
-        f"; the chart has its own DRA switch {display(leaf.path)}, but with it on {len(said)} device-plugin "
-        f"request(s) stay: {', '.join(dict.fromkeys(said))}{_held_as_text(findings)}"
+        f"the chart's own DRA switch {display(leaf.path)} does not migrate these values: with it on, {len(said)} "
+        f"device-plugin request(s) stay: {', '.join(dict.fromkeys(said))}{_scoped(scoped)}"
+        f"{_held_as_text(findings, base, docs)}"
     )
 
 
-def _held_as_text(findings: list[Finding]) -> str:
-    """What the message adds for device requests held in strings of the device-plugin render (llm-d's requester
+def _scoped(scoped: list[tuple[tuple[Any, ...], list[str]]]) -> str:
+    said = [
+        f"{display(path)}=true renders claims in {', '.join(objects)} alone, every other object as it was"
+        for path, objects in scoped
+    ]
+    return f"; the switch also goes per object: {'; '.join(said)}" if said else ""
+
+
+def per_object(
+    root: Path,
+    copts: ChartOptions,
+    sources: ValueSources,
+    work: Workdir,
+    leaf: Leaf,
+    base: str,
+    findings: list[Finding],
+) -> list[tuple[tuple[Any, ...], list[str]]]:
+    """The chart's own switch repeated under a values map that sets a device count (llm-d's `prefill.accelerator.dra`
+    beside `accelerator.dra`, a per-role override its values.yaml documents in comments only, so no values leaf names
+    it) which, turned on alone, renders claims into some objects and leaves every other object of the render `base` as
+    it was: each such path with the objects it turns. The maps tried are those the device counts' values paths start
+    with (findings' related notes); one render each, on the manual path only."""
+    from dramigrate.helm.values import get_path
+
+    tops = []
+    for f in findings:
+        for r in f.related if f.rule == "legacy-device-request" else ():
+            top = re.match(r"([A-Za-z_][\w-]*)[.\[]", r.note) if r.note.endswith(" sets this device count") else None
+            if top and top.group(1) != leaf.path[0] and isinstance(sources.merged.get(top.group(1)), dict):
+                tops.append(top.group(1))
+    found = []
+    for top in dict.fromkeys(tops):
+        path = (top, *leaf.path)
+        if get_path(sources.merged, path) is not None:
+            continue
+        values = override(sources, with_paths(sources.merged, [(path, True)]))
+        rendered = cached_render(root, copts.render((work.values_file(values),), sets=False))
+        turned = [] if rendered.error else _turned(base, rendered.stream)
+        if turned:
+            found.append((path, turned))
+    return found
+
+
+def _turned(base: str, stream: str) -> list[str]:
+    """The objects (`Kind/name`) the render `stream` changes from `base` when each of them now names a
+    ResourceClaimTemplate and every other difference is a new ResourceClaimTemplate; [] otherwise."""
+
+    def objects(text: str) -> dict[tuple[str, str], Any]:
+        out = {}
+        for doc in documents(text):
+            meta = doc.get("metadata") if isinstance(doc, dict) else None
+            if isinstance(meta, dict):
+                out[(str(doc.get("kind", "")), str(meta.get("name") or ""))] = doc
+        return out
+
+    before, after = objects(base), objects(stream)
+    if set(before) - set(after) or any(kind != "ResourceClaimTemplate" for kind, _ in set(after) - set(before)):
+        return []
+    changed = [key for key in before if after[key] != before[key]]
+    if not changed or any(not _under(after[key], "resourceClaimTemplateName") for key in changed):
+        return []
+    return [f"{kind}/{name}" for kind, name in changed]
+
+
+def _held_as_text(findings: list[Finding], base: str, switched: dict[tuple[str, str], Any]) -> str:
+    """What the message adds for device requests held in strings of the device-plugin render `base` (llm-d's requester
     ReplicaSet holds its decode containers in the `dual-pod.llm-d.ai/server-patch` annotation): the manifest migration
-    leaves a string as it is, while a chart's own switch may write its claims into it (llm-d's does), so the two
-    renders cannot be made equal by the changes named before, and the string is the user's to decide."""
-    held = []
+    leaves a string as it is; whether the render with the switch on (`switched`, its objects by kind and name) changes
+    it, and the claims it then names that neither the string nor its object's pod spec declares (llm-d's switch writes
+    `claims: [nvidia-decode-claim]` into the server patch, a claim no pod entry declares); what to do: the string is
+    the user's to decide, or the chart keeps the device plugin under --strategy extended-resource."""
+    held, changed, undeclared = [], False, set()
     for f in findings:
         where = re.search(r"inside the string (\S+) \(", f.message)
-        if f.rule == "embedded-device-request" and where:
-            held.append(f"{f.kind}/{f.name} {where.group(1)}")
+        if f.rule != "embedded-device-request" or not where:
+            continue
+        held.append(f"{f.kind}/{f.name} {where.group(1)}")
+        before = _string(next((d for d in documents(base) if _named(d, f.kind, f.name)), None), where.group(1))
+        after = _string(switched.get((f.kind, f.name)), where.group(1))
+        if after is not None and after != before:
+            changed = True
+            undeclared |= _claims(after) - _declared(after) - _declared(switched.get((f.kind, f.name)))
     if not held:
         return ""
+    said = list(dict.fromkeys(held))
+    if changed:
+        names = ", ".join(sorted(undeclared))
+        how = (
+            f"with the switch on the chart writes claims into it ({names}, which neither that text nor the pod spec "
+            "around it declares in resourceClaims)"
+            if undeclared
+            else "with the switch on the chart changes it"
+        )
+    else:
+        how = "the switch leaves it as it is too"
     return (
-        f"; and {', '.join(dict.fromkeys(held))} hold{'s' if len(held) == 1 else ''} a device request as text (a pod "
-        "spec in a string), which the manifest migration leaves as it is while the chart's switch may write its "
-        "claims there too: decide by hand what the pods made from that text should ask for"
+        f"; and {', '.join(said)} hold{'s' if len(said) == 1 else ''} a device request as text (a pod spec in a "
+        f"string), which the manifest migration leaves as it is while {how}: keep the device-plugin requests and serve "
+        "them with a DeviceClass with extendedResourceName (--strategy extended-resource, Kubernetes 1.34+), or "
+        "migrate by hand, deciding what the pods made from that text should ask for"
     )
+
+
+def _named(doc: Any, kind: str, name: str) -> bool:
+    meta = doc.get("metadata") if isinstance(doc, dict) else None
+    return isinstance(meta, dict) and (str(doc.get("kind", "")), str(meta.get("name") or "")) == (kind, name)
+
+
+def _string(doc: Any, key: str) -> str | None:
+    """The string under `key` anywhere in `doc` (an annotation, Argo's podSpecPatch)."""
+    from dramigrate.embedded import _strings
+
+    return next((text for _, k, text in _strings(doc) if str(k) == key), None) if doc is not None else None
+
+
+def _under(node: Any, key: str) -> list[Any]:
+    """Every value under `key` in the parsed node, at any depth."""
+    found, stack = [], [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found += [v for k, v in item.items() if k == key]
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def _parsed(node: Any) -> Any:
+    """A string parsed as YAML (None when it is not), anything else as it is."""
+    if not isinstance(node, str):
+        return node
+    import yaml
+
+    try:
+        return yaml.load(node, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError):
+        return None
+
+
+def _claims(node: Any) -> set[str]:
+    """The claim names the containers of `node` (a string is parsed first) name in resources.claims."""
+    return {
+        str(c["name"])
+        for resources in _under(_parsed(node), "resources")
+        if isinstance(resources, dict) and isinstance(resources.get("claims"), list)
+        for c in resources["claims"]
+        if isinstance(c, dict) and c.get("name")
+    }
+
+
+def _declared(node: Any) -> set[str]:
+    """The claim names the pod specs of `node` (a string is parsed first) declare in resourceClaims."""
+    return {
+        str(c["name"])
+        for entries in _under(_parsed(node), "resourceClaims")
+        if isinstance(entries, list)
+        for c in entries
+        if isinstance(c, dict) and c.get("name")
+    }
 
 
 def _where(
@@ -151,12 +308,14 @@ def _shown(file: str, root: Path) -> str:
         return file
 
 
-def note(outcome: Any, text: str, hint: str) -> None:
-    """The manual message of a chart outcome, and its chart-rewrite-unproven finding, extended with `text` (before
-    `hint`, the closing advice, when the message ends with it)."""
+def note(outcome: Any, text: str) -> None:
+    """The manual message of a chart outcome, and its chart-rewrite-unproven finding, opened with `text`, what the
+    chart's own switch leaves (what the user changes first: the switch is the chart's own way to DRA); the rewrite's
+    reason follows it, its closing advice (ENGINE_HINT) last."""
 
     def extended(message: str) -> str:
-        return f"{message.removesuffix(hint)}{text}{hint}" if message.endswith(hint) else f"{message}{text}"
+        head = UNPROVEN if message.startswith(UNPROVEN) else ""
+        return f"{head}{text}; nor does the rewrite take the chart: {message.removeprefix(head)}"
 
     outcome.manual = extended(outcome.manual)
     for f in outcome.findings:
@@ -175,12 +334,15 @@ def _own_dra_switch(
     base: dict[DeviceKey, Any],
     rules: RuleSet,
     work: Workdir,
+    findings: list[Finding],
     partial: list[Any] | None = None,
 ) -> Leaf | None:
     """A boolean values key of the chart's own (`draEnabled`, `dra`, `dra.enabled`) that is off and, turned
-    on, renders ResourceClaims in place of the device requests: the chart migrates itself. `partial` gets, for a
-    switch that renders claims but leaves as many device requests, (the switch, its render, the device requests left),
-    for ownswitch.left_by."""
+    on, renders ResourceClaims in place of the device requests: the chart migrates itself. Device requests its render
+    keeps are allowed only where the manifest migration keeps them too (`findings`, of the chart's render with the
+    switch off: a request no fixable legacy-device-request finding names, a shared GPU, a report-only kind).
+    `partial` gets, for a switch that renders claims but keeps a request the migration moves, (the switch, its render,
+    the device requests left that the migration moves), for ownswitch.left_by."""
     from dramigrate.helm.chartvalues import packed_defaults
     from dramigrate.helm.values import get_path, walk
 
@@ -202,11 +364,19 @@ def _own_dra_switch(
         if rendered.error or "resourceClaimTemplateName" not in rendered.stream:
             continue
         uses = device_uses(rendered.stream, rules)
-        if len(uses) < len(base):
+        left = {key: value for key, value in uses.items() if _moved(key, base, findings)}
+        if len(uses) < len(base) and not left:
             return leaf
         if partial is not None:
-            partial.append((leaf, rendered.stream, uses))
+            partial.append((leaf, rendered.stream, left))
     return None
+
+
+def _moved(key: DeviceKey, base: dict[DeviceKey, Any], findings: list[Finding]) -> bool:
+    """Whether the manifest migration moves the device request `key` of a render with the chart's own switch on to a
+    claim: a request the render with the switch off does not have, or one a fixable legacy-device-request finding of
+    that render names."""
+    return key not in base or any(f.rule == "legacy-device-request" and f.fixable and matches(f, key) for f in findings)
 
 
 def _report_switch(outcome: ChartOutcome, leaf: Leaf, sources: ValueSources, root: Path) -> None:

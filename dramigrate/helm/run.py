@@ -392,7 +392,7 @@ def _run(
         _left_as_it_is(findings, "a device request in it is suppressed")
         return
     partial: list[Any] = []  # what a switch of the chart's own leaves on the device plugin (llm-d's accelerator.dra)
-    switch = _own_dra_switch(root, copts, sources, base_uses, rules, work, partial) if base_uses else None
+    switch = _own_dra_switch(root, copts, sources, base_uses, rules, work, findings, partial) if base_uses else None
     if switch is None and not why and any(f.fixable for f in findings):  # lint says what fix refuses before rewriting
         _check_rewritable(root, (base.stream, base.rest), outcome.display)  # (a switch rewrites no template)
     if switch is not None:
@@ -420,9 +420,10 @@ def _run(
 
         outcome.findings += vendored_findings(root, outcome.display, [c.rel for c in outcome.changes])
     if outcome.manual and partial:
-        from dramigrate.helm.ownswitch import left_by, note
+        from dramigrate.helm.ownswitch import left_by, note, per_object
 
-        note(outcome, left_by(*partial[0], outcome.findings, root), ENGINE_HINT)
+        scoped = per_object(root, copts, sources, work, partial[0][0], base.stream, outcome.findings)
+        note(outcome, left_by(*partial[0], outcome.findings, root, base.stream, scoped))
     if outcome.manual and not outcome.changes:
         _left_as_it_is(outcome.findings, "its rewrite is manual work (chart-rewrite-unproven)")
 
