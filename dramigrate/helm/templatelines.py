@@ -23,8 +23,13 @@ def line_indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
+# a template comment after an action on its line (`{{- if .Values.gpu.on }} {{- /* 1 or 0 */}}`): it writes nothing
+COMMENT_AFTER = r"[ \t]*\{\{-?\s*/\*(?:(?!\*/).)*\*/\s*-?\}\}"
+_TRAILING_COMMENTS = re.compile(rf"(?<=\}}\}})(?:{COMMENT_AFTER})+\s*$")
+
+
 def is_control(line: str) -> bool:
-    s = line.strip()
+    s = _TRAILING_COMMENTS.sub("", line.strip())
     return not s or s.startswith("#") or (s.startswith("{{") and s.endswith("}}") and s.count("{{") == 1)
 
 
@@ -46,7 +51,7 @@ def emits_text(line: str) -> bool:
     return s.startswith("{{") and not _QUIET.match(s)
 
 
-_SCALAR_KEY = re.compile(r"^\s*[^\s#\-{][^:]*:\s+(?![|>])(?!.*indent)\S")
+_SCALAR_KEY = re.compile(r"^\s*[^\s#\-{][^:]*:\s+(?![|>#])(?!.*indent)\S")
 
 
 def parent_line(lines: list[str], index: int) -> int:
@@ -63,9 +68,21 @@ def parent_line(lines: list[str], index: int) -> int:
     return -1
 
 
+# a key alone on its line, then a YAML comment: `limits: # request is the same as limits if not specified`
+_KEY_THEN_COMMENT = re.compile(r"""([^\s#'"{][^#'"{]*:)\s+#.*""")
+
+
+def bare(line: str) -> str:
+    """A line without its indent, and a key alone on it without the comment after it: `limits: # the same as
+    requests` reads `limits:`."""
+    s = line.strip()
+    return m.group(1) if (m := _KEY_THEN_COMMENT.fullmatch(s)) else s
+
+
 def item_key(line: str) -> str:
-    """A line without its indent and list markers: `- resources:`, a container's first key, reads `resources:`."""
-    return re.sub(r"^(?:- +)+", "", line.strip())
+    """A line without its indent, list markers and a comment after a key alone: `- resources:`, a container's first
+    key, reads `resources:`."""
+    return re.sub(r"^(?:- +)+", "", bare(line))
 
 
 def child_indent(lines: list[str], index: int) -> int:

@@ -19,6 +19,7 @@ from dramigrate.helm.owntolerations import own_gates, untolerated
 from dramigrate.helm.patterns import NotIdiomatic, Pattern
 from dramigrate.helm.rewrite import _actions, _terms
 from dramigrate.helm.templatelines import (
+    COMMENT_AFTER,
     BlockDumper,
     Edit,
     block_end,
@@ -247,7 +248,7 @@ def _joined(edits: list[Edit], lines: list[str], start: int, stop: int, cond: st
     return True
 
 
-_IF_ALONE = re.compile(r"(\s*\{\{-?\s*)if\s+(.+?)(\s*-?\}\})")
+_IF_ALONE = re.compile(rf"(\s*\{{\{{-?\s*)if\s+((?:(?!\}}\}}).)+?)(\s*-?\}}\}}(?:{COMMENT_AFTER})*)")
 
 
 _WITH = re.compile(r"\{\{-?\s*with\s+(.+?)\s*-?\}\}")
