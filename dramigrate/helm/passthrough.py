@@ -46,7 +46,7 @@ from dramigrate.helm.conventions import conventions
 from dramigrate.helm.helper import blocks
 from dramigrate.helm.idiomatic import _comment_style, _open_blocks, capabilities_check
 from dramigrate.helm.listindent import indented_tolerations
-from dramigrate.helm.mapreads import default_chains, inline_bound, inline_merged, var_reads
+from dramigrate.helm.mapreads import default_chains, inline_bound, inline_chain, inline_merged, var_reads
 from dramigrate.helm.patterns import PICKED_PROFILE, Pattern, map_reads, whole_read
 from dramigrate.helm.poddelta import _plugin_tolerations, kind_singles, pod_containers, shipped_rules
 from dramigrate.helm.prove import objects, without_api_defaults
@@ -2149,12 +2149,14 @@ def _chain_refs(
     lines: list[str], i: int, chains: dict[str, list[str]], ranges: dict[str, tuple[list[str], int]]
 ) -> list[tuple[list[str], str, str | None, SiblingExpr, int]]:
     """The values maps line i passes into a container as `toYaml $var` of a variable that holds the first map of a
-    `default` chain that is not empty (default_chains), each as _map_refs gives one, all with one reading of a
+    `default` chain that is not empty (default_chains), or as `toYaml (<the chain>)` written in the line
+    (inline_chain; `or A B` and `coalesce A B` are such chains), each as _map_refs gives one, all with one reading of a
     sibling: the sibling of the map the variable took (`$resources := $worker.resources | default
     $defaults.resources`: `ternary $defaults.resourceClaims $worker.resourceClaims (empty $worker.resources)`), the
     map itself as the variable. [] for any other line, or a chain of maps not all read from values under one key."""
     m = _TOYAML_CHAIN.search(lines[i])
-    maps = chains.get(m.group(1), []) if m else []
+    inline = None if m else inline_chain(lines[i])  # `toYaml (A | default B)`: the chain written in the line
+    maps = chains.get(m.group(1), []) if m else inline[1] if inline else []
     parts = [re.fullmatch(r"(\$\w*(?:\.Values)?|\.Values)((?:\.\w+)*)\.(\w*[Rr]esources)", w) for w in maps]
     if not maps or any(p is None or p.group(3) != parts[0].group(3) for p in parts):
         return []
@@ -2168,7 +2170,7 @@ def _chain_refs(
             sources.append((fields, "$.Values" + p.group(2), -1))
         else:
             return []  # a map the rewrite cannot name from the pod's lines
-    var = m.group(1)
+    var = m.group(1) if m else inline[0][1:-1] if inline else ""  # the map as the line writes it
 
     def sibling_expr(sibling: str) -> str:
         if sibling == key:
@@ -2377,6 +2379,29 @@ def _switched_container(t: _Edits, containers: int, i: int) -> bool:
     return bool(opened) and set(opened) == {"if"}
 
 
+_ELSE = re.compile(r"^\s*\{\{-?\s*else\b")
+
+
+def _branch_read(t: _Edits, containers: int, i: int) -> bool:
+    """Whether line i writes its map in one branch of an `if`/`else` (or `with`/`else`) opened inside the pod's
+    containers (`{{- if .Values.server.resources }}`, that map, `{{- else }}`, `.Values.defaults.resources`): the
+    container takes this map only when its branch renders, so the pod takes the map's siblings only then too."""
+    from dramigrate.helm.idiomatic import _open_blocks
+
+    lines = t.lines
+    for start, word in _open_blocks(t.text, t.offsets[i]):
+        if word not in ("if", "with") or start < t.offsets[containers + 1]:
+            continue
+        j, depth = bisect.bisect_right(t.offsets, start) - 1, 0
+        for line in lines[j + 1 :]:
+            if is_control(line) and not depth and _ELSE.match(line):
+                return True
+            depth += blocks_opened(line)
+            if depth < 0:
+                break
+    return False
+
+
 def _containers_end(lines: list[str], head: int) -> int:
     """One past the last line of the `containers:` block at `head`, with the actions that close inside it (the
     `{{- end }}` of a container rendered under an `if`). Items at the column of `containers:` (an indentless list)
@@ -2461,7 +2486,7 @@ def _pass_through(
             continue  # the pod writes its own claims list (`extraResourceClaims`): the DRA claims join it
         found = _own_list(t, pod, f"{ind}{name}:") if name == "tolerations" else None
         # a map variable the container's own lines set (`$container_config := merge ...`): gathered there, too
-        switched = _switched_container(t, containers, i) or (item and ranged < 0)
+        switched = _switched_container(t, containers, i) or (item and ranged < 0) or _branch_read(t, containers, i)
         after = found is not None and found.start >= _containers_end(lines, containers)
         if found is not None and (ranged > containers or (switched and after)):
             # the map of a `range` over the containers, or of a container under an `if` of its own: its lists gathered
