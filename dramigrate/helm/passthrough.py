@@ -787,17 +787,26 @@ def _not_as_is(path: Path_, merged: dict[str, Any], old: dict[str, Any], new: di
     the chart's maintainer can do."""
     gone = _section_keys(old) - _section_keys(new)
     if gone and not gone & _section_keys(get_path(merged, path)):
+        keys = ", ".join(sorted({k for _, k in gone}))
         # nvcf's multi-node chart: a helper takes the selected profile's map unless `resources` is set, which the marker
         # in `resources` does; the defaults render the profile's, so DRA values in `resources` would replace it whole
-        source = _equal_map(merged, _plain(old), keyed=True)
-        keys = ", ".join(sorted({k for _, k in gone}))
+        if source := _equal_map(merged, _plain(old), keyed=True):
+            return (
+                f"the container's resources are the values map {display(path)} when it is set and another map when "
+                f"it is empty, as here: its device keys ({keys}) come from {display(source)} (a helper picks one map "
+                "or the other in a way the pass-through does not read), so there is no one map to put the DRA claims "
+                "in and the pod's resourceClaims beside; to have fix rewrite it, make the template take the "
+                "container's resources from one values map (`A | default B`, `or A B`, `coalesce A B` and an "
+                "if/else between two maps are read)"
+            )
+        # nemo-retriever: `$resources := deepCopy $roleCfg.resources`, then `set ($resources.limits | default dict)
+        # "nvidia.com/gpu" $gpuCount` under the role's `gpu.enabled`: no values map holds the key
         return (
-            f"the container's resources are the values map {display(path)} when it is set and another map when it is "
-            f"empty, as here: its device keys ({keys}) come from "
-            + (display(source) if source else "a map the template builds")
-            + " (a helper or `default` picks one map or the other), so there is no one map to put the DRA claims in "
-            "and the pod's resourceClaims beside; to have fix rewrite it, make the template take the container's "
-            "resources from one values map, the one that holds the device request"
+            f"the container's resources are the values map {display(path)} with device keys ({keys}) that no values "
+            "map holds: the template adds them to its copy of the map itself (a `set`, `merge` or `dict` of the key, "
+            "its count from another value: see the related line), so DRA values in the map cannot take them away "
+            "and the pass-through has nothing to move: the template builds the container's map, it does not pass "
+            "one through"
         )
     return (
         f"the values map {display(path)} is not passed through as is (the container's resources are not that map: "
