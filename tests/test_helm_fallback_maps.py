@@ -1,8 +1,9 @@
 """A container whose resources are one values map, else another when the first is empty, written in the line
-(`toYaml (.Values.server.resources | default .Values.defaults.resources)`) or with `or`/`coalesce`, inline or
-through a variable. The pass-through gave the pod no claims (the inline chain: D failed) or called it pattern F
-(`or`, `coalesce`); the pod's claims and toleration now follow the map that renders: the sibling of the first map
-when it is set, else the other's.
+(`toYaml (.Values.server.resources | default .Values.defaults.resources)`), with `or`/`coalesce` (inline or through
+a variable), or as an if/else (with/else) whose branches write one map or the other. The pass-through gave the pod
+no claims (the inline chain: D failed), called it pattern F (`or`, `coalesce`), or gave the pod the fallback map's
+claims whichever branch rendered (if/else); the pod's claims and toleration now follow the map that renders: the
+sibling of the first map when it is set, else the other's (`ternary`, as for a chain in a variable).
 
 The chart's defaults ask for a GPU in the fallback map and the user's file sets the first map with two: one fix
 proves (D) both, the defaults with values-dra.yaml (the first map empty) and the user's values with its variant

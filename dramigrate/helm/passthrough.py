@@ -47,7 +47,7 @@ from dramigrate.helm.helper import blocks
 from dramigrate.helm.idiomatic import _comment_style, _open_blocks, capabilities_check
 from dramigrate.helm.listindent import indented_tolerations
 from dramigrate.helm.mapreads import default_chains, inline_bound, inline_chain, inline_merged, var_reads
-from dramigrate.helm.patterns import PICKED_PROFILE, Pattern, map_reads, whole_read
+from dramigrate.helm.patterns import PICKED_PROFILE, Pattern, _grouped, map_reads, whole_read
 from dramigrate.helm.poddelta import _plugin_tolerations, kind_singles, pod_containers, shipped_rules
 from dramigrate.helm.prove import objects, without_api_defaults
 from dramigrate.helm.render import _merge_maps
@@ -1873,6 +1873,8 @@ def template_edits(
     for i in within.lines if within else range(len(edits.lines)):
         if built_read and built and i > built.read and built_read.search(edits.lines[i]):
             continue
+        if _BRANCH_OPEN.match(edits.lines[i]) and _branch_chain(edits.lines, i + 1):
+            continue  # `{{- with A }}` of a with/else between two maps: its branches' lines read the chain
         for ref in _chain_refs(edits.lines, i, chains, ranges) or _map_refs(read, read_lines, i, variables, ranges):
             words, key, under = ref[0], ref[1], ref[2]
             target = next((p for p in needs if _ends_with(p, [*words, key, *([under] if under else [])])), None)
@@ -2165,7 +2167,8 @@ def _chain_refs(
     map itself as the variable. [] for any other line, or a chain of maps not all read from values under one key."""
     m = _TOYAML_CHAIN.search(lines[i])
     inline = None if m else inline_chain(lines[i])  # `toYaml (A | default B)`: the chain written in the line
-    maps = chains.get(m.group(1), []) if m else inline[1] if inline else []
+    branch = None if m or inline else _branch_chain(lines, i)  # `if A`, `toYaml A`, `else`, `toYaml B`
+    maps = chains.get(m.group(1), []) if m else inline[1] if inline else branch[1] if branch else []
     parts = [re.fullmatch(r"(\$\w*(?:\.Values)?|\.Values)((?:\.\w+)*)\.(\w*[Rr]esources)", w) for w in maps]
     if not maps or any(p is None or p.group(3) != parts[0].group(3) for p in parts):
         return []
@@ -2179,7 +2182,8 @@ def _chain_refs(
             sources.append((fields, "$.Values" + p.group(2), -1))
         else:
             return []  # a map the rewrite cannot name from the pod's lines
-    var = m.group(1) if m else inline[0][1:-1] if inline else ""  # the map as the line writes it
+    # the map as the line writes it (a branch's, from the root: `toYaml .` in `with A` is A)
+    var = m.group(1) if m else _grouped(inline[0]) or inline[0] if inline else f"{sources[branch[0]][1]}.{key}"
 
     def sibling_expr(sibling: str) -> str:
         if sibling == key:
@@ -2191,6 +2195,29 @@ def _chain_refs(
 
     ranged = max(r for _, _, r in sources)
     return [(words, key, None, sibling_expr, ranged) for words, _, _ in sources]
+
+
+_BRANCH_OPEN = re.compile(r"^\s*\{\{-?\s*(if|with)\s+([$.][\w.$]*)\s*-?\}\}\s*$")
+_BRANCH_ELSE = re.compile(r"^\s*\{\{-?\s*else\s*-?\}\}\s*$")
+_BRANCH_END = re.compile(r"^\s*\{\{-?\s*end\s*-?\}\}\s*$")
+_BRANCH_MAP = re.compile(r"\btoYaml\s+([$.][\w.$]*)(?![\w.$])")
+
+
+def _branch_chain(lines: list[str], i: int) -> tuple[int, list[str]] | None:
+    """The default chain an `if`/`else` (or `with`/`else`) around line i writes: `{{- if A }}`, `toYaml A` (`toYaml
+    .` in a `with`), `{{- else }}`, `toYaml B`, `{{- end }}`, each branch that one line, is `A | default B`, line i
+    being one of the two writes: which of the maps [A, B] line i writes, and the maps; None for any other line."""
+    at = next((j for j in (i - 1, i - 3) if 0 <= j < len(lines) and _BRANCH_OPEN.match(lines[j])), None)
+    if at is None or at + 4 >= len(lines) or i not in (at + 1, at + 3):
+        return None
+    opened, first, between, second, end = (_BRANCH_OPEN.match(lines[at]), *lines[at + 1 : at + 5])
+    if opened is None or not _BRANCH_ELSE.match(between) or not _BRANCH_END.match(end):
+        return None
+    word, tested = opened.groups()
+    a, b = _BRANCH_MAP.search(first), _BRANCH_MAP.search(second)
+    if a is None or b is None or a.group(1) != (tested if word == "if" else "."):
+        return None
+    return (0 if i == at + 1 else 1), [tested, b.group(1)]
 
 
 # a line that is only a control action (`{{- if .Values.gpu.enabled }}`, `{{- else }}`): it writes no YAML
@@ -2388,29 +2415,6 @@ def _switched_container(t: _Edits, containers: int, i: int) -> bool:
     return bool(opened) and set(opened) == {"if"}
 
 
-_ELSE = re.compile(r"^\s*\{\{-?\s*else\b")
-
-
-def _branch_read(t: _Edits, containers: int, i: int) -> bool:
-    """Whether line i writes its map in one branch of an `if`/`else` (or `with`/`else`) opened inside the pod's
-    containers (`{{- if .Values.server.resources }}`, that map, `{{- else }}`, `.Values.defaults.resources`): the
-    container takes this map only when its branch renders, so the pod takes the map's siblings only then too."""
-    from dramigrate.helm.idiomatic import _open_blocks
-
-    lines = t.lines
-    for start, word in _open_blocks(t.text, t.offsets[i]):
-        if word not in ("if", "with") or start < t.offsets[containers + 1]:
-            continue
-        j, depth = bisect.bisect_right(t.offsets, start) - 1, 0
-        for line in lines[j + 1 :]:
-            if is_control(line) and not depth and _ELSE.match(line):
-                return True
-            depth += blocks_opened(line)
-            if depth < 0:
-                break
-    return False
-
-
 def _containers_end(lines: list[str], head: int) -> int:
     """One past the last line of the `containers:` block at `head`, with the actions that close inside it (the
     `{{- end }}` of a container rendered under an `if`). Items at the column of `containers:` (an indentless list)
@@ -2495,7 +2499,7 @@ def _pass_through(
             continue  # the pod writes its own claims list (`extraResourceClaims`): the DRA claims join it
         found = _own_list(t, pod, f"{ind}{name}:") if name == "tolerations" else None
         # a map variable the container's own lines set (`$container_config := merge ...`): gathered there, too
-        switched = _switched_container(t, containers, i) or (item and ranged < 0) or _branch_read(t, containers, i)
+        switched = _switched_container(t, containers, i) or (item and ranged < 0)
         after = found is not None and found.start >= _containers_end(lines, containers)
         if found is not None and (ranged > containers or (switched and after)):
             # the map of a `range` over the containers, or of a container under an `if` of its own: its lists gathered
@@ -2866,6 +2870,10 @@ def _device_check_line(
         return None
     expr = sibling_expr(key) + (f".{under}" if under else "")
     rooted = re.match(r"\$?\.Values\.", expr) and not any(isinstance(p, int) for p in path)
+    # the line's own map where it is another values map than `path` (a branch of an if/else between two maps)
+    own = re.fullmatch(r"\$?\.Values\.([\w.]+)", expr)
+    if own and not _ends_with(path, own.group(1).split(".")):
+        path = tuple(own.group(1).split("."))
     shown = display(path) + ("" if rooted else " (or another item's)")  # a map of a `range` over the values
     keys = " ".join(json.dumps(d) for d in devices)
     said = f"remove {', '.join(devices)} from {shown} (set after the -dra.yaml values): {DEVICE_TWICE}"
@@ -2965,8 +2973,6 @@ def _list_words(expr: str) -> list[list[str]]:
 
 def _operand(expr: str) -> str:
     """An expression as an argument of a function: a pipeline in parentheses (once)."""
-    from dramigrate.helm.patterns import _grouped
-
     return f"({expr})" if " " in expr and _grouped(expr) is None else expr
 
 
