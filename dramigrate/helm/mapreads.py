@@ -180,11 +180,13 @@ def inline_bound(text: str) -> str:
 
 
 _EMPTY_MAP = ("dict", "(dict)")
+_FIRST_SET = ("or", "coalesce")  # `or A B`, `coalesce A B`: the first argument that is not empty, as `A | default B`
 
 
 def _chain(expr: str) -> list[str] | None:
-    """The maps a `default` chain tries, the first tried first (`A | default B`, `default B A`: A then B), each a
-    field chain; a last `default dict` adds nothing. None for anything else."""
+    """The maps a `default` chain tries, the first tried first (`A | default B`, `default B A`, `or A B`, `coalesce A
+    B`: A then B), each a field chain; a last `default dict` (or `dict` argument) adds nothing. None for anything
+    else."""
     expr = _grouped(expr.strip()) or expr.strip()
     stages = _split_top(expr, "|")
     if len(stages) == 1:
@@ -192,6 +194,9 @@ def _chain(expr: str) -> list[str] | None:
         if len(words) == 3 and words[0] == "default":
             first, then = _chain(words[2]), _chain(words[1]) if words[1] not in _EMPTY_MAP else []
             return None if first is None or then is None else [*first, *then]
+        if len(words) >= 3 and words[0] in _FIRST_SET:
+            tried = [_chain(w) for w in words[1:-1]] + ([] if words[-1] in _EMPTY_MAP else [_chain(words[-1])])
+            return None if None in tried else [w for maps in tried if maps for w in maps]
         return [expr] if (word := _WORD.fullmatch(expr)) and word.group(2) else None  # a map: `$worker.resources`
     out = _chain(stages[0])
     for n, stage in enumerate(stages[1:], 2):
@@ -203,6 +208,28 @@ def _chain(expr: str) -> list[str] | None:
         more = _chain(words[1])
         out = None if more is None else [*out, *more]
     return out
+
+
+_TOYAML_GROUP = re.compile(r"\btoYaml\s+\(")
+
+
+def inline_chain(line: str) -> tuple[str, list[str]] | None:
+    """The chain of maps a line passes to `toYaml` inline (`toYaml (.Values.server.resources | default
+    .Values.defaults.resources)`, `toYaml (or A B)`): the parenthesized expression as written and the maps it tries,
+    the first tried first; None for any other line."""
+    m = _TOYAML_GROUP.search(line)
+    if m is None:
+        return None
+    depth = 0
+    for end in range(m.end() - 1, len(line)):
+        depth += 1 if line[end] == "(" else -1 if line[end] == ")" else 0
+        if depth == 0:
+            break
+    else:
+        return None
+    group = line[m.end() - 1 : end + 1]
+    maps = _chain(group)
+    return (group, maps) if maps is not None and len(maps) > 1 else None
 
 
 def default_chains(text: str) -> dict[str, list[str]]:

@@ -46,8 +46,8 @@ from dramigrate.helm.conventions import conventions
 from dramigrate.helm.helper import blocks
 from dramigrate.helm.idiomatic import _comment_style, _open_blocks, capabilities_check
 from dramigrate.helm.listindent import indented_tolerations
-from dramigrate.helm.mapreads import default_chains, inline_bound, inline_merged, var_reads
-from dramigrate.helm.patterns import PICKED_PROFILE, Pattern, map_reads, whole_read
+from dramigrate.helm.mapreads import default_chains, inline_bound, inline_chain, inline_merged, var_reads
+from dramigrate.helm.patterns import PICKED_PROFILE, Pattern, _grouped, map_reads, whole_read
 from dramigrate.helm.poddelta import _plugin_tolerations, kind_singles, pod_containers, shipped_rules
 from dramigrate.helm.prove import objects, without_api_defaults
 from dramigrate.helm.render import _merge_maps
@@ -787,17 +787,26 @@ def _not_as_is(path: Path_, merged: dict[str, Any], old: dict[str, Any], new: di
     the chart's maintainer can do."""
     gone = _section_keys(old) - _section_keys(new)
     if gone and not gone & _section_keys(get_path(merged, path)):
+        keys = ", ".join(sorted({k for _, k in gone}))
         # nvcf's multi-node chart: a helper takes the selected profile's map unless `resources` is set, which the marker
         # in `resources` does; the defaults render the profile's, so DRA values in `resources` would replace it whole
-        source = _equal_map(merged, _plain(old), keyed=True)
-        keys = ", ".join(sorted({k for _, k in gone}))
+        if source := _equal_map(merged, _plain(old), keyed=True):
+            return (
+                f"the container's resources are the values map {display(path)} when it is set and another map when "
+                f"it is empty, as here: its device keys ({keys}) come from {display(source)} (a helper picks one map "
+                "or the other in a way the pass-through does not read), so there is no one map to put the DRA claims "
+                "in and the pod's resourceClaims beside; to have fix rewrite it, make the template take the "
+                "container's resources from one values map (`A | default B`, `or A B`, `coalesce A B` and an "
+                "if/else between two maps are read)"
+            )
+        # nemo-retriever: `$resources := deepCopy $roleCfg.resources`, then `set ($resources.limits | default dict)
+        # "nvidia.com/gpu" $gpuCount` under the role's `gpu.enabled`: no values map holds the key
         return (
-            f"the container's resources are the values map {display(path)} when it is set and another map when it is "
-            f"empty, as here: its device keys ({keys}) come from "
-            + (display(source) if source else "a map the template builds")
-            + " (a helper or `default` picks one map or the other), so there is no one map to put the DRA claims in "
-            "and the pod's resourceClaims beside; to have fix rewrite it, make the template take the container's "
-            "resources from one values map, the one that holds the device request"
+            f"the container's resources are the values map {display(path)} with device keys ({keys}) that no values "
+            "map holds: the template adds them to its copy of the map itself (a `set`, `merge` or `dict` of the key, "
+            "its count from another value: see the related line), so DRA values in the map cannot take them away "
+            "and the pass-through has nothing to move: the template builds the container's map, it does not pass "
+            "one through"
         )
     return (
         f"the values map {display(path)} is not passed through as is (the container's resources are not that map: "
@@ -1864,6 +1873,8 @@ def template_edits(
     for i in within.lines if within else range(len(edits.lines)):
         if built_read and built and i > built.read and built_read.search(edits.lines[i]):
             continue
+        if _BRANCH_OPEN.match(edits.lines[i]) and _branch_chain(edits.lines, i + 1):
+            continue  # `{{- with A }}` of a with/else between two maps: its branches' lines read the chain
         for ref in _chain_refs(edits.lines, i, chains, ranges) or _map_refs(read, read_lines, i, variables, ranges):
             words, key, under = ref[0], ref[1], ref[2]
             target = next((p for p in needs if _ends_with(p, [*words, key, *([under] if under else [])])), None)
@@ -2149,12 +2160,15 @@ def _chain_refs(
     lines: list[str], i: int, chains: dict[str, list[str]], ranges: dict[str, tuple[list[str], int]]
 ) -> list[tuple[list[str], str, str | None, SiblingExpr, int]]:
     """The values maps line i passes into a container as `toYaml $var` of a variable that holds the first map of a
-    `default` chain that is not empty (default_chains), each as _map_refs gives one, all with one reading of a
+    `default` chain that is not empty (default_chains), or as `toYaml (<the chain>)` written in the line
+    (inline_chain; `or A B` and `coalesce A B` are such chains), each as _map_refs gives one, all with one reading of a
     sibling: the sibling of the map the variable took (`$resources := $worker.resources | default
     $defaults.resources`: `ternary $defaults.resourceClaims $worker.resourceClaims (empty $worker.resources)`), the
     map itself as the variable. [] for any other line, or a chain of maps not all read from values under one key."""
     m = _TOYAML_CHAIN.search(lines[i])
-    maps = chains.get(m.group(1), []) if m else []
+    inline = None if m else inline_chain(lines[i])  # `toYaml (A | default B)`: the chain written in the line
+    branch = None if m or inline else _branch_chain(lines, i)  # `if A`, `toYaml A`, `else`, `toYaml B`
+    maps = chains.get(m.group(1), []) if m else inline[1] if inline else branch[1] if branch else []
     parts = [re.fullmatch(r"(\$\w*(?:\.Values)?|\.Values)((?:\.\w+)*)\.(\w*[Rr]esources)", w) for w in maps]
     if not maps or any(p is None or p.group(3) != parts[0].group(3) for p in parts):
         return []
@@ -2168,7 +2182,8 @@ def _chain_refs(
             sources.append((fields, "$.Values" + p.group(2), -1))
         else:
             return []  # a map the rewrite cannot name from the pod's lines
-    var = m.group(1)
+    # the map as the line writes it (a branch's, from the root: `toYaml .` in `with A` is A)
+    var = m.group(1) if m else _grouped(inline[0]) or inline[0] if inline else f"{sources[branch[0]][1]}.{key}"
 
     def sibling_expr(sibling: str) -> str:
         if sibling == key:
@@ -2180,6 +2195,29 @@ def _chain_refs(
 
     ranged = max(r for _, _, r in sources)
     return [(words, key, None, sibling_expr, ranged) for words, _, _ in sources]
+
+
+_BRANCH_OPEN = re.compile(r"^\s*\{\{-?\s*(if|with)\s+([$.][\w.$]*)\s*-?\}\}\s*$")
+_BRANCH_ELSE = re.compile(r"^\s*\{\{-?\s*else\s*-?\}\}\s*$")
+_BRANCH_END = re.compile(r"^\s*\{\{-?\s*end\s*-?\}\}\s*$")
+_BRANCH_MAP = re.compile(r"\btoYaml\s+([$.][\w.$]*)(?![\w.$])")
+
+
+def _branch_chain(lines: list[str], i: int) -> tuple[int, list[str]] | None:
+    """The default chain an `if`/`else` (or `with`/`else`) around line i writes: `{{- if A }}`, `toYaml A` (`toYaml
+    .` in a `with`), `{{- else }}`, `toYaml B`, `{{- end }}`, each branch that one line, is `A | default B`, line i
+    being one of the two writes: which of the maps [A, B] line i writes, and the maps; None for any other line."""
+    at = next((j for j in (i - 1, i - 3) if 0 <= j < len(lines) and _BRANCH_OPEN.match(lines[j])), None)
+    if at is None or at + 4 >= len(lines) or i not in (at + 1, at + 3):
+        return None
+    opened, first, between, second, end = (_BRANCH_OPEN.match(lines[at]), *lines[at + 1 : at + 5])
+    if opened is None or not _BRANCH_ELSE.match(between) or not _BRANCH_END.match(end):
+        return None
+    word, tested = opened.groups()
+    a, b = _BRANCH_MAP.search(first), _BRANCH_MAP.search(second)
+    if a is None or b is None or a.group(1) != (tested if word == "if" else "."):
+        return None
+    return (0 if i == at + 1 else 1), [tested, b.group(1)]
 
 
 # a line that is only a control action (`{{- if .Values.gpu.enabled }}`, `{{- else }}`): it writes no YAML
@@ -2832,6 +2870,10 @@ def _device_check_line(
         return None
     expr = sibling_expr(key) + (f".{under}" if under else "")
     rooted = re.match(r"\$?\.Values\.", expr) and not any(isinstance(p, int) for p in path)
+    # the line's own map where it is another values map than `path` (a branch of an if/else between two maps)
+    own = re.fullmatch(r"\$?\.Values\.([\w.]+)", expr)
+    if own and not _ends_with(path, own.group(1).split(".")):
+        path = tuple(own.group(1).split("."))
     shown = display(path) + ("" if rooted else " (or another item's)")  # a map of a `range` over the values
     keys = " ".join(json.dumps(d) for d in devices)
     said = f"remove {', '.join(devices)} from {shown} (set after the -dra.yaml values): {DEVICE_TWICE}"
@@ -2931,8 +2973,6 @@ def _list_words(expr: str) -> list[list[str]]:
 
 def _operand(expr: str) -> str:
     """An expression as an argument of a function: a pipeline in parentheses (once)."""
-    from dramigrate.helm.patterns import _grouped
-
     return f"({expr})" if " " in expr and _grouped(expr) is None else expr
 
 

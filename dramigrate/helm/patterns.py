@@ -162,6 +162,8 @@ def _map_of(expr: str) -> str:
         return _map_of(words[2])
     if head == "default" and len(words) == 3 and all(_FIELD_CHAIN.fullmatch(w) for w in words[1:]):
         return f"(merge {words[2]} {words[1]})"
+    if head in ("or", "coalesce") and len(words) >= 3 and all(_FIELD_CHAIN.fullmatch(w) for w in words[1:]):
+        return f"(merge {' '.join(words[1:])})"  # the first map that is set, as `default`
     if head in ("merge", "mergeOverwrite", "mustMerge", "mustMergeOverwrite") and len(words) >= 3:
         return f"({' '.join([head, *(_map_of(w) for w in words[1:])])})"  # each map: `(deepCopy A)` is A
     return expr if len(_split_top(expr, " ")) == 1 else f"({expr})"
