@@ -942,7 +942,7 @@ def _refused_by_fix(roots: tuple[Path, ...], result: RunResult) -> None:
     """diff shows what fix would write: a rewrite fix would refuse (a symlink it is reached through, a read-only,
     hard-linked or other user's file without --force, a file changed since it was read), and the rest of its
     kustomize graph (written whole or not at all), is not shown; it is the file's finding, as in fix."""
-    from dramigrate.fixrefusal import leave_unfixable, refused
+    from dramigrate.fixrefusal import refused
 
     refusals = {
         r.path: exc
@@ -958,14 +958,12 @@ def _refused_by_fix(roots: tuple[Path, ...], result: RunResult) -> None:
             why = f"its kustomize graph ({r.together}) is written whole or not at all, and {groups[r.together]} is not"
             exc = InputError(why, r.path)
         if exc is not None:
-            _not_written(r, result, exc, "fix would not write it")
-            leave_unfixable(r.findings, exc)
+            _not_written(r, result, exc, dry_run=True)
 
 
 def _chart_refused(chart: Any, result: RunResult, roots: tuple[Path, ...]) -> bool:
     """diff of a chart fix would not write (a symlink one of its files is reached through, a read-only file it
     would rewrite): the chart's finding as fix gives it (a chart is written whole or not at all), and no diff."""
-    from dramigrate.fixrefusal import leave_unfixable
     from dramigrate.helm.run import planned_writes
     from dramigrate.migrate import FileResult
     from dramigrate.writer import WriteOptions
@@ -975,8 +973,7 @@ def _chart_refused(chart: Any, result: RunResult, roots: tuple[Path, ...]) -> bo
     except InputError as exc:
         r = FileResult(exc.file or chart.display, rewritten="")
         result.files.append(r)
-        _not_written(r, result, exc, "fix would not write it")
-        leave_unfixable(chart.findings, exc)
+        _not_written(r, result, exc, dry_run=True, findings=chart.findings)
         return True
     return False
 
@@ -1190,18 +1187,29 @@ def _write_files(
     return failures, stopped_by, not_started
 
 
-def _not_written(r: Any, result: RunResult, exc: BaseException, what: str = "not written") -> None:
-    """A rewrite that could not be written: the file's error (or internal-error finding), its fixes undone. A reason
-    that says it already ("read-only file; not written", "file changed since it was read; not overwritten") is not
-    prefixed with `what` again."""
+def _not_written(
+    r: Any, result: RunResult, exc: BaseException, dry_run: bool = False, findings: list[Finding] | None = None
+) -> None:
+    """A rewrite that could not be written (dry_run: that fix would not write): the file's error (or internal-error
+    finding), its fixes undone, and its requests (findings: a chart's, else the file's) not called fixable, each
+    naming the file and why (fixrefusal.leave_unfixable), in every report as in lint's. A reason that says it already
+    ("read-only file; not written", "file changed since it was read; not overwritten") is not prefixed with "not
+    written" again."""
+    from dramigrate.fixrefusal import DID_NOT, WOULD_NOT, leave_unfixable
     from dramigrate.migrate import failed_file
+    from dramigrate.writer import failure_text
 
+    what = "fix would not write it" if dry_run else "not written"
     if (
         isinstance(exc, InputError)
-        and what == "not written"
+        and not dry_run
         and ("not written" in exc.message or "not overwritten" in exc.message)
     ):
         what = ""
+    why = failure_text(exc) if isinstance(exc, (InputError, OSError)) else f"internal error ({type(exc).__name__})"
+    leave_unfixable(
+        r.findings if findings is None else findings, InputError(why, r.path), WOULD_NOT if dry_run else DID_NOT
+    )
     failed = failed_file(r.path, exc, what)
     if failed.error is not None and (others := result.linked.get(r.path)):  # hard links: the names it is not written as
         failed.error.message += f" ({', '.join(others)}: the same file, hard-linked, left as it is too)"
@@ -1264,9 +1272,7 @@ def _write_chart(chart: Any, result: RunResult, options: Any) -> int:
 
         r = FileResult(getattr(exc, "file", "") or chart.display, rewritten="")
         result.files.append(r)
-        _not_written(r, result, exc)
-        for f in chart.findings:
-            f.fixed = False
+        _not_written(r, result, exc, findings=chart.findings)
     return 0
 
 

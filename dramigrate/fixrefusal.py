@@ -1,8 +1,9 @@
 """A file fix would refuse to write without --force (read-only, hard-linked, another user's, reached through a
 symlink out of the tree: writer.check_writable, the check fix itself runs), said before fix runs: lint and diff call
 none of its device requests fixable and name the file with fix's reason and its way out. A CI gate that read
-"(fixable)" and ran fix got a refusal. The findings stay (the requests are still there); lint's exit code does not
-change (docs/ci.md#how-the-gate-behaves), diff's is fix's (2).
+"(fixable)" and ran fix got a refusal. fix says the same of a file it did not write: its report called the request
+"(fixable)" right after naming the file as not written. The findings stay (the requests are still there); lint's
+exit code does not change (docs/ci.md#how-the-gate-behaves), diff's is fix's (2).
 """
 
 from __future__ import annotations
@@ -13,15 +14,18 @@ from typing import Any
 
 from dramigrate.findings import Finding, InputError
 
+WOULD_NOT = "fix would not write"  # lint's and diff's word on a file fix refuses
+DID_NOT = "fix did not write"  # fix's own
 
-def leave_unfixable(findings: Iterable[Finding], refusal: InputError) -> None:
-    """The findings of a file (or a chart, written whole or not at all) fix would not write: none fixed or fixable,
-    each naming the file fix refuses and why, with fix's way out (`--force writes it anyway`)."""
+
+def leave_unfixable(findings: Iterable[Finding], refusal: InputError, said: str = WOULD_NOT) -> None:
+    """The findings of a file (or a chart, written whole or not at all) fix would not write, or did not: none fixed
+    or fixable, each naming the file fix refuses and why, with fix's way out (`--force writes it anyway`)."""
     for f in findings:
         f.fixed = False
         if f.fixable:
             f.fixable = False
-            f.message += f"; fix would not write {refusal.file}: {refusal.message}"
+            f.message += f"; {said} {refusal.file}: {refusal.message}"
 
 
 def refused(path: Path, roots: tuple[Path, ...], expected: bytes | None = None) -> InputError | None:
