@@ -840,7 +840,7 @@ def do_lint(opts: Options, fail_on: Severity | None) -> int:
     from dramigrate.fixrefusal import lint_refusals
 
     ctx, result = _execute(opts, fix=False, writes=False, command="lint")
-    lint_refusals(result.files, ctx.charts, _trees(opts))  # not "(fixable)" when fix would refuse the file
+    lint_refusals(result.files, ctx.charts, _trees(opts), result.kustomize)  # not "(fixable)" if fix would refuse
     if fail_on is None:  # the config file's fail-on, else errors only
         fail_on = Severity(ctx.settings.fail_on)
     missing = needed_classes(result)
@@ -942,21 +942,20 @@ def _refused_by_fix(roots: tuple[Path, ...], result: RunResult) -> None:
     """diff shows what fix would write: a rewrite fix would refuse (a symlink it is reached through, a read-only,
     hard-linked or other user's file without --force, a file changed since it was read), and the rest of its
     kustomize graph (written whole or not at all), is not shown; it is the file's finding, as in fix."""
-    from dramigrate.fixrefusal import refused
+    from dramigrate.fixrefusal import graph_refusal, refused
 
     refusals = {
         r.path: exc
         for r in result.files
         if r.path != "-" and r.rewritten is not None and (exc := refused(Path(r.path), roots, r.raw)) is not None
     }
-    groups = {r.together: r.path for r in result.files if r.path in refusals and r.together}
+    groups = {r.together: refusals[r.path] for r in result.files if r.path in refusals and r.together}
     for r in result.files:
         if r.rewritten is None:
             continue
         exc = refusals.get(r.path)
         if exc is None and r.together in groups:
-            why = f"its kustomize graph ({r.together}) is written whole or not at all, and {groups[r.together]} is not"
-            exc = InputError(why, r.path)
+            exc = graph_refusal(r.together, r.path, groups[r.together])
         if exc is not None:
             _not_written(r, result, exc, dry_run=True)
 
@@ -1104,6 +1103,7 @@ def _undecided(ctx: Context, result: RunResult) -> dict[str, BaseException]:
 def _refused_together(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, BaseException]:
     """The files of a group written all or none (a kustomize graph: half of one asks for a device twice) when one
     of them would be refused (read-only, hard-linked, changed since it was read): each with why, none written."""
+    from dramigrate.fixrefusal import graph_refusal
     from dramigrate.writer import check_writable
 
     refused: dict[str, BaseException] = {}
@@ -1116,8 +1116,8 @@ def _refused_together(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, B
             try:
                 check_writable(path, r.raw, options)
             except InputError as exc:
-                why = f"its kustomize graph ({group}) is written whole or not at all, and {r.path}: {exc.message}"
-                refused.update({m.path: InputError(why, m.path) for _, m in members})
+                exc.file = r.path
+                refused.update({m.path: graph_refusal(group, m.path, exc) for _, m in members})
                 refused[r.path] = exc
                 break
     return refused

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dramigrate.findings import Finding, InputError
+
+if TYPE_CHECKING:
+    from dramigrate.kustomize.scan import Scan
 
 WOULD_NOT = "fix would not write"  # lint's and diff's word on a file fix refuses
 DID_NOT = "fix did not write"  # fix's own
@@ -28,6 +31,14 @@ def leave_unfixable(findings: Iterable[Finding], refusal: InputError, said: str 
             f.message += f"; {said} {refusal.file}: {refusal.message}"
 
 
+def graph_refusal(group: str, file: str, why: InputError) -> InputError:
+    """Why fix does not write a file of a kustomize graph (group: the graph's first kustomization, as shown) when
+    another of its files is refused: a graph is written whole or not at all (half of one asks for a device twice)."""
+    return InputError(
+        f"its kustomize graph ({group}) is written whole or not at all, and {why.file}: {why.message}", file
+    )
+
+
 def refused(path: Path, roots: tuple[Path, ...], expected: bytes | None = None) -> InputError | None:
     """Why fix would refuse to write path as it is now (without --force), or None: one stat, and with expected (the
     bytes read) a read to see that the file did not change since."""
@@ -40,19 +51,70 @@ def refused(path: Path, roots: tuple[Path, ...], expected: bytes | None = None) 
     return None
 
 
-def lint_refusals(files: Iterable[Any], charts: list[Any], roots: tuple[Path, ...]) -> None:
-    """lint, which rewrites nothing: each manifest with a fixable finding fix would refuse to write, and each chart
-    one of whose files named by a fixable finding (the template, a values line it relates) fix would refuse, left
-    unfixable with fix's reason. Only files with fixable findings are looked at (one stat each)."""
+def lint_refusals(files: Iterable[Any], charts: list[Any], roots: tuple[Path, ...], kz: Scan | None = None) -> None:
+    """lint, which rewrites nothing: each manifest with a fixable finding fix would refuse to write, each chart one
+    of whose files named by a fixable finding (the template, a values line it relates) fix would refuse, and each
+    kustomize graph (kz) one of whose files fix would write it would refuse, left unfixable with fix's reason. Only
+    files with fixable findings, and the files their graph writes, are looked at (one stat each)."""
     for chart in charts:
         if chart.writable and chart.error is None:
             _chart_refusal(chart, roots)
     shown = {chart.display for chart in charts}  # a chart's result is named by its folder
-    for r in files:
-        if r.path == "-" or r.path in shown or r.error is not None or not any(f.fixable for f in r.findings):
-            continue
-        if (exc := refused(Path(r.path), roots)) is not None:
+    fixable = [r for r in files if r.path != "-" and r.error is None and any(f.fixable for f in r.findings)]
+    if kz is not None and kz.units and fixable:
+        _graph_refusals(kz, fixable, roots)
+    for r in fixable:
+        if r.path not in shown and any(f.fixable for f in r.findings) and (exc := refused(Path(r.path), roots)):
             leave_unfixable(r.findings, exc)
+
+
+def _graph_refusals(kz: Scan, fixable: list[Any], roots: tuple[Path, ...]) -> None:
+    """Each migratable kustomize graph holding fixable findings, at the first file fix would write of it that it
+    would refuse: every fixable finding of the graph left unfixable, the refused file's with fix's reason, the others'
+    with the graph's (fix's words: graph_refusal)."""
+    by_path = {_resolved(r.path): r for r in fixable}
+    for unit in kz.units:
+        if not unit.migratable:
+            continue
+        nodes = kz.graph.nodes
+        members = unit.files | unit.patch_files | {nodes[d].file for d in unit.folders}
+        results = {p: r for p, r in by_path.items() if p in members}
+        if not results:
+            continue
+        group = kz.display(min(nodes[d].file for d in unit.folders))
+        for path in _graph_writes(kz, unit, set(results)):
+            if (exc := refused(path, roots)) is None:
+                continue
+            exc.file = kz.display(path)
+            for p, r in results.items():
+                leave_unfixable(r.findings, exc if p == path else graph_refusal(group, r.path, exc))
+            break
+
+
+def _graph_writes(kz: Scan, unit: Any, fixable: set[Path]) -> list[Path]:
+    """The files fix writes when it migrates the graph (kustomize/run.py's rewrite), as far as the scan knows them
+    without building: its manifests with fixable requests; the kustomization listing one (it gains `configurations:`)
+    with the name-reference file beside it; and for each device patch the file holding it, its kustomization (which
+    lists the overlay's templates) and the templates file beside it. An overlay with no device patch of its own is
+    not rewritten."""
+    from dramigrate.kustomize.namerefs import FILE_NAME
+    from dramigrate.kustomize.rewrite import TEMPLATES_FILE
+
+    nodes = kz.graph.nodes
+    writes = sorted(fixable & unit.files)
+    for d in sorted(unit.folders):
+        if any(f in fixable for f in nodes[d].files):
+            writes += [nodes[d].file, d / FILE_NAME]
+    for dp in unit.device_patches:
+        writes += [dp.patch.where, nodes[dp.folder].file, dp.folder / TEMPLATES_FILE]
+    return list(dict.fromkeys(writes))
+
+
+def _resolved(path: str) -> Path:
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):  # a symlink loop: the file failed on its own
+        return Path(path)
 
 
 def _chart_refusal(chart: Any, roots: tuple[Path, ...]) -> None:

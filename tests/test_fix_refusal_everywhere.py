@@ -89,3 +89,58 @@ def test_fix_does_not_call_fixable_a_kustomize_graph_it_refused(tmp_path: Path, 
     assert graph and all("(fixable)" not in line for line in graph), err
     assert all(f"{refused}: read-only file" in line for line in graph), err
     assert "fixable with" not in err and "resourceClaimTemplateName" in (tree / "good.yaml").read_text(), err
+
+
+GRAPH_FILES = ["base/kustomization.yaml", "overlay/kustomization.yaml", "base/train.yaml"]
+
+
+@KUSTOMIZE
+@pytest.mark.parametrize("refused", GRAPH_FILES)
+def test_lint_names_a_kustomize_graph_fix_would_refuse(tmp_path: Path, refused: str) -> None:
+    """A kustomize graph is written whole or not at all. lint called its requests `(fixable)` when fix would refuse a
+    read-only kustomization.yaml it writes (the base's, which gains `configurations:`, or the overlay's, whose device
+    patch it rewrites), and when a base's manifest was read-only it still called the overlay's device patch fixable."""
+    tree = kustomize_tree(tmp_path / "tree")
+    (tree / refused).chmod(0o444)
+
+    code, out, err = run_dramigrate(["lint", "."], cwd=tree)
+    fix_code, _, fix_err = run_dramigrate(["fix", "."], cwd=tree)
+
+    assert f"bad input {refused}: read-only file" in fix_err and fix_code == 2  # what fix does, as lint must say it
+    graph = [line for line in out.splitlines() if line.startswith(("base/", "overlay/")) and "error [" in line]
+    assert len(graph) == 2 and all("(fixable)" not in line for line in graph), out
+    assert all(f"{refused}: read-only file" in line and "--force" in line for line in graph), out
+    assert all("fix would not write" in line for line in graph), out
+    assert "1 fixable with `dramigrate fix`" in out.splitlines()[-1] and code == 1, out + err  # good.yaml
+
+
+@KUSTOMIZE
+@pytest.mark.parametrize("refused", GRAPH_FILES)
+def test_diff_says_why_each_file_of_a_refused_kustomize_graph_is_not_written(tmp_path: Path, refused: str) -> None:
+    """diff named the refused file with fix's reason, but each other file of its graph only with `and X is not`:
+    why not, and the way out (--force), was said by fix alone."""
+    tree = kustomize_tree(tmp_path / "tree")
+    (tree / refused).chmod(0o444)
+
+    code, _, err = run_dramigrate(["diff", "."], cwd=tree)
+
+    assert code == 2, err
+    said = [line for line in err.splitlines() if line.startswith("bad input")]
+    assert len(said) >= 3 and all(refused in line and "read-only file" in line for line in said), err
+    assert all("--force writes it anyway" in line for line in said), err
+
+
+@KUSTOMIZE
+def test_lint_does_not_name_a_read_only_overlay_fix_leaves_alone(tmp_path: Path) -> None:
+    """An overlay with no device patch of its own (a name prefix) is not rewritten: read-only, it is no refusal."""
+    tree = kustomize_tree(tmp_path / "tree")
+    plain = tree / "plain"
+    plain.mkdir()
+    (plain / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: dev-\n")
+    (plain / "kustomization.yaml").chmod(0o444)
+
+    _, out, _ = run_dramigrate(["lint", "."], cwd=tree)
+    fix_code, _, fix_err = run_dramigrate(["fix", "."], cwd=tree)
+
+    assert fix_code == 0, fix_err
+    assert "fix would not write" not in out and "3 fixable with `dramigrate fix`" in out.splitlines()[-1], out
