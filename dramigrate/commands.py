@@ -1014,7 +1014,7 @@ def do_fix(opts: Options) -> int:
         failures, stopped, not_started = _write_files(
             [(p, r) for p, r in jobs if r.path not in refused], write_options, stop
         )
-        charts_written, stopped = _write_charts(ctx.charts, result, write_options, stopped)
+        charts_written, stopped, half = _write_charts(ctx.charts, result, write_options, stopped)
     failures.update(refused)
     failures.update(undecided)
     for r in result.files:
@@ -1046,6 +1046,7 @@ def do_fix(opts: Options) -> int:
             names = [c.rel if Path(c.rel).is_absolute() else f"{chart.display}/{c.rel}" for c in chart.changes]
             written += names + chart.archives()
             changes += [FileChange(name, c.before or "", c.after) for name, c in zip(names, chart.changes, strict=True)]
+    written += [name for stuck in half.values() for name in stuck]  # on disk, each whole: listed as written
     classes = _classes(ctx, result, write=True) if not stopped else None  # stopped: nor the classes file
     if classes and classes[1] != classes[2]:
         changes.append(FileChange(str(classes[0]), classes[1], classes[2]))
@@ -1058,6 +1059,8 @@ def do_fix(opts: Options) -> int:
     _write_html(opts, result, changed, changes, "fix")
     if stopped:
         _err(f"dramigrate: stopped ({stopped}) while writing: the files listed as written are, each whole; no other")
+        for chart, stuck in half.items():
+            _err(f"dramigrate: {plain(chart, False)} is left half written: {plain(', '.join(stuck), False)} rewritten")
         return 128 + (15 if stopped == "SIGTERM" else 2)
     if opts.post_renderer:  # Helm aborts the install on a non-zero exit: 0 whenever valid YAML was written
         from dramigrate.helm.run import valid_yaml
@@ -1228,15 +1231,22 @@ def _undo(r: Any) -> None:
     r.not_written = True
 
 
-def _write_charts(charts: list[Any], result: RunResult, options: Any, stopped: str) -> tuple[dict[int, int], str]:
-    """Each chart's rewrite written: the files written, by id(chart), and the signal that stopped the run ("" if
-    none). A stop (SIGTERM, Ctrl-C) before a chart's write or during it leaves that chart and those after it as they
-    were (write_group puts back what it had renamed), each named as not written, its findings not fixed: a SIGTERM
-    between a chart's renames ended the run with the chart half written (templates rewritten, values not) and no
-    report, and a stop during the manifests' writes left every chart unwritten but called its requests fixed."""
+def _write_charts(
+    charts: list[Any], result: RunResult, options: Any, stopped: str
+) -> tuple[dict[int, int], str, dict[str, list[str]]]:
+    """Each chart's rewrite written: the files written, by id(chart), the signal that stopped the run ("" if none),
+    and the chart a stop left half written (its folder -> its files that stay rewritten). A stop (SIGTERM, Ctrl-C)
+    before a chart's write or during it leaves that chart and those after it as they were (write_group puts back
+    what it had renamed), each named as not written, its findings not fixed: a SIGTERM between a chart's renames
+    ended the run with the chart half written (templates rewritten, values not) and no report, and a stop during the
+    manifests' writes left every chart unwritten but called its requests fixed. When putting back failed too, the
+    stop still ends the run (it became the chart's write failure, and the run went on to write the next charts): the
+    chart is named as left half written, with what of it stays rewritten and what is as it was."""
     from dramigrate.lifetime import stop_name
+    from dramigrate.writer import HalfWritten
 
     written: dict[int, int] = {}
+    half: dict[str, list[str]] = {}
     for chart in charts:
         if not (chart.changes and not chart.manual):
             continue
@@ -1245,6 +1255,14 @@ def _write_charts(charts: list[Any], result: RunResult, options: Any, stopped: s
             try:
                 written[id(chart)] = _write_chart(chart, result, options)
                 continue
+            except HalfWritten as exc:
+                stopped = stop_name(exc)
+                half[chart.display] = exc.stuck
+                when = (
+                    f"while it was written, and putting back what it had renamed failed: it is left half written, "
+                    f"{', '.join(exc.stuck)} rewritten, the rest of it not written ({', '.join(exc.kept)}): restore "
+                    "the rewritten files (as from git) and run fix again"
+                )
             except KeyboardInterrupt as exc:
                 stopped = stop_name(exc)
                 when = "while it was written: its files are as they were"
@@ -1259,7 +1277,11 @@ def _write_charts(charts: list[Any], result: RunResult, options: Any, stopped: s
         for f in chart.findings:
             f.fixed = False
         r.stopped = f"the run was stopped ({stopped}) {when}"
-    return written, stopped
+        if chart.display in half:  # fix takes it again only once restored
+            from dramigrate.fixrefusal import DID_NOT, leave_unfixable
+
+            leave_unfixable(chart.findings, InputError(r.stopped, chart.display), DID_NOT)
+    return written, stopped, half
 
 
 def _write_chart(chart: Any, result: RunResult, options: Any) -> int:
