@@ -475,9 +475,15 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
     kz = result.kustomize
     if kustomize and kz is not None and kz.units:
         from dramigrate.kustomize.run import run_kustomize
+        from dramigrate.progress import Progress
 
+        graphs = f"{len(kz.units)} graph(s)"
         try:
-            run_kustomize(result, kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary, background[0])
+            with (
+                Progress(not opts.quiet, False) as progress,
+                progress.item("kustomize", "building and proving", graphs),
+            ):
+                run_kustomize(result, kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary, background[0])
         except Exception as exc:  # the kustomize graphs fail as a whole (nothing of them was written yet)
             from dramigrate.kustomize.graph import NAMES
             from dramigrate.migrate import failed_file
