@@ -475,9 +475,15 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
     kz = result.kustomize
     if kustomize and kz is not None and kz.units:
         from dramigrate.kustomize.run import run_kustomize
+        from dramigrate.progress import Progress
 
+        graphs = f"{len(kz.units)} graph(s)"
         try:
-            run_kustomize(result, kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary, background[0])
+            with (
+                Progress(not opts.quiet, False) as progress,
+                progress.item("kustomize", "building and proving", graphs),
+            ):
+                run_kustomize(result, kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary, background[0])
         except Exception as exc:  # the kustomize graphs fail as a whole (nothing of them was written yet)
             from dramigrate.kustomize.graph import NAMES
             from dramigrate.migrate import failed_file
@@ -840,7 +846,7 @@ def do_lint(opts: Options, fail_on: Severity | None) -> int:
     from dramigrate.fixrefusal import lint_refusals
 
     ctx, result = _execute(opts, fix=False, writes=False, command="lint")
-    lint_refusals(result.files, ctx.charts, _trees(opts))  # not "(fixable)" when fix would refuse the file
+    lint_refusals(result.files, ctx.charts, _trees(opts), result.kustomize)  # not "(fixable)" if fix would refuse
     if fail_on is None:  # the config file's fail-on, else errors only
         fail_on = Severity(ctx.settings.fail_on)
     missing = needed_classes(result)
@@ -945,30 +951,27 @@ def _refused_by_fix(roots: tuple[Path, ...], result: RunResult) -> None:
     """diff shows what fix would write: a rewrite fix would refuse (a symlink it is reached through, a read-only,
     hard-linked or other user's file without --force, a file changed since it was read), and the rest of its
     kustomize graph (written whole or not at all), is not shown; it is the file's finding, as in fix."""
-    from dramigrate.fixrefusal import leave_unfixable, refused
+    from dramigrate.fixrefusal import graph_refusal, refused
 
     refusals = {
         r.path: exc
         for r in result.files
         if r.path != "-" and r.rewritten is not None and (exc := refused(Path(r.path), roots, r.raw)) is not None
     }
-    groups = {r.together: r.path for r in result.files if r.path in refusals and r.together}
+    groups = {r.together: refusals[r.path] for r in result.files if r.path in refusals and r.together}
     for r in result.files:
         if r.rewritten is None:
             continue
         exc = refusals.get(r.path)
         if exc is None and r.together in groups:
-            why = f"its kustomize graph ({r.together}) is written whole or not at all, and {groups[r.together]} is not"
-            exc = InputError(why, r.path)
+            exc = graph_refusal(r.together, r.path, groups[r.together])
         if exc is not None:
-            _not_written(r, result, exc, "fix would not write it")
-            leave_unfixable(r.findings, exc)
+            _not_written(r, result, exc, dry_run=True)
 
 
 def _chart_refused(chart: Any, result: RunResult, roots: tuple[Path, ...]) -> bool:
     """diff of a chart fix would not write (a symlink one of its files is reached through, a read-only file it
     would rewrite): the chart's finding as fix gives it (a chart is written whole or not at all), and no diff."""
-    from dramigrate.fixrefusal import leave_unfixable
     from dramigrate.helm.run import planned_writes
     from dramigrate.migrate import FileResult
     from dramigrate.writer import WriteOptions
@@ -978,8 +981,7 @@ def _chart_refused(chart: Any, result: RunResult, roots: tuple[Path, ...]) -> bo
     except InputError as exc:
         r = FileResult(exc.file or chart.display, rewritten="")
         result.files.append(r)
-        _not_written(r, result, exc, "fix would not write it")
-        leave_unfixable(chart.findings, exc)
+        _not_written(r, result, exc, dry_run=True, findings=chart.findings)
         return True
     return False
 
@@ -1021,7 +1023,7 @@ def do_fix(opts: Options) -> int:
         failures, stopped, not_started = _write_files(
             [(p, r) for p, r in jobs if r.path not in refused], write_options, stop
         )
-        charts_written, stopped = _write_charts(ctx.charts, result, write_options, stopped)
+        charts_written, stopped, half = _write_charts(ctx.charts, result, write_options, stopped)
     failures.update(refused)
     failures.update(undecided)
     for r in result.files:
@@ -1053,6 +1055,7 @@ def do_fix(opts: Options) -> int:
             names = [c.rel if Path(c.rel).is_absolute() else f"{chart.display}/{c.rel}" for c in chart.changes]
             written += names + chart.archives()
             changes += [FileChange(name, c.before or "", c.after) for name, c in zip(names, chart.changes, strict=True)]
+    written += [name for stuck in half.values() for name in stuck]  # on disk, each whole: listed as written
     classes = _classes(ctx, result, write=True) if not stopped else None  # stopped: nor the classes file
     if classes and classes[1] != classes[2]:
         changes.append(FileChange(str(classes[0]), classes[1], classes[2]))
@@ -1065,6 +1068,8 @@ def do_fix(opts: Options) -> int:
     _write_html(opts, result, changed, changes, "fix")
     if stopped:
         _err(f"dramigrate: stopped ({stopped}) while writing: the files listed as written are, each whole; no other")
+        for chart, stuck in half.items():
+            _err(f"dramigrate: {plain(chart, False)} is left half written: {plain(', '.join(stuck), False)} rewritten")
         return 128 + (15 if stopped == "SIGTERM" else 2)
     if opts.post_renderer:  # Helm aborts the install on a non-zero exit: 0 whenever valid YAML was written
         from dramigrate.helm.run import valid_yaml
@@ -1110,6 +1115,7 @@ def _undecided(ctx: Context, result: RunResult) -> dict[str, BaseException]:
 def _refused_together(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, BaseException]:
     """The files of a group written all or none (a kustomize graph: half of one asks for a device twice) when one
     of them would be refused (read-only, hard-linked, changed since it was read): each with why, none written."""
+    from dramigrate.fixrefusal import graph_refusal
     from dramigrate.writer import check_writable
 
     refused: dict[str, BaseException] = {}
@@ -1122,8 +1128,8 @@ def _refused_together(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, B
             try:
                 check_writable(path, r.raw, options)
             except InputError as exc:
-                why = f"its kustomize graph ({group}) is written whole or not at all, and {r.path}: {exc.message}"
-                refused.update({m.path: InputError(why, m.path) for _, m in members})
+                exc.file = r.path
+                refused.update({m.path: graph_refusal(group, m.path, exc) for _, m in members})
                 refused[r.path] = exc
                 break
     return refused
@@ -1193,18 +1199,29 @@ def _write_files(
     return failures, stopped_by, not_started
 
 
-def _not_written(r: Any, result: RunResult, exc: BaseException, what: str = "not written") -> None:
-    """A rewrite that could not be written: the file's error (or internal-error finding), its fixes undone. A reason
-    that says it already ("read-only file; not written", "file changed since it was read; not overwritten") is not
-    prefixed with `what` again."""
+def _not_written(
+    r: Any, result: RunResult, exc: BaseException, dry_run: bool = False, findings: list[Finding] | None = None
+) -> None:
+    """A rewrite that could not be written (dry_run: that fix would not write): the file's error (or internal-error
+    finding), its fixes undone, and its requests (findings: a chart's, else the file's) not called fixable, each
+    naming the file and why (fixrefusal.leave_unfixable), in every report as in lint's. A reason that says it already
+    ("read-only file; not written", "file changed since it was read; not overwritten") is not prefixed with "not
+    written" again."""
+    from dramigrate.fixrefusal import DID_NOT, WOULD_NOT, leave_unfixable
     from dramigrate.migrate import failed_file
+    from dramigrate.writer import failure_text
 
+    what = "fix would not write it" if dry_run else "not written"
     if (
         isinstance(exc, InputError)
-        and what == "not written"
+        and not dry_run
         and ("not written" in exc.message or "not overwritten" in exc.message)
     ):
         what = ""
+    why = failure_text(exc) if isinstance(exc, (InputError, OSError)) else f"internal error ({type(exc).__name__})"
+    leave_unfixable(
+        r.findings if findings is None else findings, InputError(why, r.path), WOULD_NOT if dry_run else DID_NOT
+    )
     failed = failed_file(r.path, exc, what)
     if failed.error is not None and (others := result.linked.get(r.path)):  # hard links: the names it is not written as
         failed.error.message += f" ({', '.join(others)}: the same file, hard-linked, left as it is too)"
@@ -1223,15 +1240,22 @@ def _undo(r: Any) -> None:
     r.not_written = True
 
 
-def _write_charts(charts: list[Any], result: RunResult, options: Any, stopped: str) -> tuple[dict[int, int], str]:
-    """Each chart's rewrite written: the files written, by id(chart), and the signal that stopped the run ("" if
-    none). A stop (SIGTERM, Ctrl-C) before a chart's write or during it leaves that chart and those after it as they
-    were (write_group puts back what it had renamed), each named as not written, its findings not fixed: a SIGTERM
-    between a chart's renames ended the run with the chart half written (templates rewritten, values not) and no
-    report, and a stop during the manifests' writes left every chart unwritten but called its requests fixed."""
+def _write_charts(
+    charts: list[Any], result: RunResult, options: Any, stopped: str
+) -> tuple[dict[int, int], str, dict[str, list[str]]]:
+    """Each chart's rewrite written: the files written, by id(chart), the signal that stopped the run ("" if none),
+    and the chart a stop left half written (its folder -> its files that stay rewritten). A stop (SIGTERM, Ctrl-C)
+    before a chart's write or during it leaves that chart and those after it as they were (write_group puts back
+    what it had renamed), each named as not written, its findings not fixed: a SIGTERM between a chart's renames
+    ended the run with the chart half written (templates rewritten, values not) and no report, and a stop during the
+    manifests' writes left every chart unwritten but called its requests fixed. When putting back failed too, the
+    stop still ends the run (it became the chart's write failure, and the run went on to write the next charts): the
+    chart is named as left half written, with what of it stays rewritten and what is as it was."""
     from dramigrate.lifetime import stop_name
+    from dramigrate.writer import HalfWritten
 
     written: dict[int, int] = {}
+    half: dict[str, list[str]] = {}
     for chart in charts:
         if not (chart.changes and not chart.manual):
             continue
@@ -1240,6 +1264,14 @@ def _write_charts(charts: list[Any], result: RunResult, options: Any, stopped: s
             try:
                 written[id(chart)] = _write_chart(chart, result, options)
                 continue
+            except HalfWritten as exc:
+                stopped = stop_name(exc)
+                half[chart.display] = exc.stuck
+                when = (
+                    f"while it was written, and putting back what it had renamed failed: it is left half written, "
+                    f"{', '.join(exc.stuck)} rewritten, the rest of it not written ({', '.join(exc.kept)}): restore "
+                    "the rewritten files (as from git) and run fix again"
+                )
             except KeyboardInterrupt as exc:
                 stopped = stop_name(exc)
                 when = "while it was written: its files are as they were"
@@ -1254,7 +1286,11 @@ def _write_charts(charts: list[Any], result: RunResult, options: Any, stopped: s
         for f in chart.findings:
             f.fixed = False
         r.stopped = f"the run was stopped ({stopped}) {when}"
-    return written, stopped
+        if chart.display in half:  # fix takes it again only once restored
+            from dramigrate.fixrefusal import DID_NOT, leave_unfixable
+
+            leave_unfixable(chart.findings, InputError(r.stopped, chart.display), DID_NOT)
+    return written, stopped, half
 
 
 def _write_chart(chart: Any, result: RunResult, options: Any) -> int:
@@ -1267,9 +1303,7 @@ def _write_chart(chart: Any, result: RunResult, options: Any) -> int:
 
         r = FileResult(getattr(exc, "file", "") or chart.display, rewritten="")
         result.files.append(r)
-        _not_written(r, result, exc)
-        for f in chart.findings:
-            f.fixed = False
+        _not_written(r, result, exc, findings=chart.findings)
     return 0
 
 

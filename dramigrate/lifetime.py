@@ -235,7 +235,10 @@ class Stopped(KeyboardInterrupt):
 
 
 def stop_name(exc: KeyboardInterrupt) -> str:
-    """The signal a stop came from, as the report names it."""
+    """The signal a stop came from, as the report names it; a stop raised on from another (writer.HalfWritten):
+    the first one's."""
+    if isinstance(exc.__cause__, KeyboardInterrupt):
+        return stop_name(exc.__cause__)
     return "SIGTERM" if isinstance(exc, Stopped) else "Ctrl-C"
 
 

@@ -350,6 +350,8 @@ def write_group(files: list[tuple[Path, str | bytes, bytes | None]], options: Wr
             if os.path.exists(st.tmp):
                 os.unlink(st.tmp)
         stuck = _put_back(renamed, kept)
+        if stuck and isinstance(exc, KeyboardInterrupt):  # still a stop: the run ends, naming what stays rewritten
+            raise HalfWritten(stuck, [str(st.path) for st in staged if str(st.path) not in stuck]) from exc
         if stuck:
             raise InputError(
                 f"{failure_text(exc)}; the files renamed before it could not all be put back, and these stay "
@@ -361,6 +363,18 @@ def write_group(files: list[tuple[Path, str | bytes, bytes | None]], options: Wr
         for keep in kept.values():
             with contextlib.suppress(OSError):
                 os.unlink(keep)
+
+
+class HalfWritten(KeyboardInterrupt):
+    """A stop (Ctrl-C, SIGTERM; the cause) between the renames of a group written all or none, after which putting
+    back the files already renamed failed: `stuck` stay rewritten, `kept` (the group's other files) are as they were.
+    Still a stop, which ends the run (lifetime.stop_name names its cause's signal): as a write failure it was lost,
+    and the run went on to write the next charts."""
+
+    def __init__(self, stuck: list[str], kept: list[str]) -> None:
+        super().__init__()
+        self.stuck = stuck
+        self.kept = kept
 
 
 def failure_text(exc: BaseException) -> str:

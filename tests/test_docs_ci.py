@@ -62,6 +62,7 @@ def shell(command: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[i
             "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
             "NO_COLOR": "1",
             "COLUMNS": "200",
+            "DRAMIGRATE_PROGRESS_SLOW": "600",  # the page's output is a run's on an idle machine: no "still ..." line
             **(env or {}),
         },
         check=False,

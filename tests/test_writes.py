@@ -85,11 +85,13 @@ def test_a_file_hard_linked_under_two_names_is_refused_once_naming_both(
 ) -> None:
     """Both names were checked, reported and refused apart, each refusal said three times (the report, `not
     written:` and `failed:`); the file is now checked once, under its first name, its refusal names the other, and
-    the summary lists it under `not written:` alone."""
+    the summary lists it under `not written:` alone (its request, not fixable, says why: lint and diff say so too)."""
     top, _, _, _, err = tree
     other = f"({top / 'linked.yaml'}: the same file, hard-linked, left as it is too)"
     assert f"{top / 'link2.yaml'}: has 2 hard links" in err and other in err, err
-    assert err.count("has 2 hard links") == 2, "said in the report and in the summary's `not written:` list only"
+    request = [line for line in err.splitlines() if "link2.yaml:" in line and "[legacy-device-request]" in line]
+    assert len(request) == 1 and "(fixable)" not in request[0] and "has 2 hard links" in request[0], err
+    assert err.count("has 2 hard links") == 3, "said as bad input, by the request, and in `not written:` only"
     assert f"{top / 'linked.yaml'}:" not in err.replace(other, ""), "no finding nor refusal of its own"
     assert "link2.yaml" not in err.split("\nfailed:")[-1], "named in the one list of files not written"
 

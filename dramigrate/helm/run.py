@@ -1138,8 +1138,10 @@ def valid_yaml(text: str) -> bool:
 
 
 def run_charts(ctx: Any, opts: Any, mode: str, result: Any) -> list[ChartOutcome]:
-    """Every chart of the run, in input order; findings, classes and errors go into the run's result."""
-    from dramigrate.migrate import FileResult, failed_file
+    """Every chart of the run, in input order; findings, classes and errors go into the run's result. A chart still
+    at work after a few seconds is named on standard error (progress.py), on a terminal or in a CI log."""
+    from dramigrate.progress import Progress
+    from dramigrate.terminal import use_color
 
     copts = chart_options(opts, ctx.release)
     outcomes = []
@@ -1147,33 +1149,45 @@ def run_charts(ctx: Any, opts: Any, mode: str, result: Any) -> list[ChartOutcome
         from dramigrate.helm.sandbox import prestart
 
         prestart()
-    for chart in ctx.inputs.charts:
-        try:
-            outcome = run_chart(Path(chart), copts, ctx.rules, ctx.settings, ctx.target, mode)
-        except Exception as exc:  # one chart's failure is that chart's finding; the other charts go on
-            failed = failed_file(str(chart), exc, "checking the chart")
-            result.scanned += 1
-            result.files.append(failed)
-            result.findings.extend(failed.findings)
-            result.bad_input += 1
-            continue
-        outcomes.append(outcome)
-        result.scanned += 1
-        if outcome.error is not None:
-            if not outcome.error.file:
-                outcome.error.file = outcome.display
-            result.files.append(FileResult(outcome.display, error=outcome.error, findings=outcome.findings))
-            result.findings.extend(outcome.findings)
-            result.bad_input += 1
-            continue
-        result.files.append(
-            FileResult(outcome.display, findings=outcome.findings, classes=outcome.classes, templates=outcome.templates)
-        )
-        result.findings.extend(outcome.findings)
-        for name, cls in outcome.classes.items():
-            result.classes.setdefault(name, cls)
+    doing = "being rendered" if mode == "lint" else "being rendered and its rewrite proven"
+    total = len(ctx.inputs.charts)
+    with Progress(not opts.quiet, use_color(sys.stderr, opts.color), "charts") as progress:
+        for done, chart in enumerate(ctx.inputs.charts):
+            with progress.item(str(chart), doing, f"chart {done + 1} of {total}"):
+                _run_one(chart, copts, ctx, mode, result, outcomes)
+            progress.update(done + 1, total)
     result.findings.sort(key=Finding.sort_key)
     return outcomes
+
+
+def _run_one(chart: Any, copts: Any, ctx: Any, mode: str, result: Any, outcomes: list[ChartOutcome]) -> None:
+    """One chart of run_charts: its outcome appended, its findings, classes and error in the run's result."""
+    from dramigrate.migrate import FileResult, failed_file
+
+    try:
+        outcome = run_chart(Path(chart), copts, ctx.rules, ctx.settings, ctx.target, mode)
+    except Exception as exc:  # one chart's failure is that chart's finding; the other charts go on
+        failed = failed_file(str(chart), exc, "checking the chart")
+        result.scanned += 1
+        result.files.append(failed)
+        result.findings.extend(failed.findings)
+        result.bad_input += 1
+        return
+    outcomes.append(outcome)
+    result.scanned += 1
+    if outcome.error is not None:
+        if not outcome.error.file:
+            outcome.error.file = outcome.display
+        result.files.append(FileResult(outcome.display, error=outcome.error, findings=outcome.findings))
+        result.findings.extend(outcome.findings)
+        result.bad_input += 1
+        return
+    result.files.append(
+        FileResult(outcome.display, findings=outcome.findings, classes=outcome.classes, templates=outcome.templates)
+    )
+    result.findings.extend(outcome.findings)
+    for name, cls in outcome.classes.items():
+        result.classes.setdefault(name, cls)
 
 
 # --- the idiomatic rewrite (idiomatic.py) and its proof -----------------------------------------------------
