@@ -432,8 +432,9 @@ def parse_document(path: str, doc: Document) -> Any:
             raise InputError(message, path, doc.start_line + max(line - 1 - prefix.count("\n"), 0), column) from exc
         raise InputError(f"invalid YAML: {exc}", path, doc.start_line) from exc
     # a tag the value does not fit, as the API server refuses it: ruamel raises ValueError (`!!int abc`), KeyError
-    # (`!!bool maybe`) or AttributeError (`!!set 2`, a scalar where the tag wants a mapping)
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+    # (`!!bool maybe`), IndexError (`!!float 1e`, `!!int 0x`: it indexes past the value's end) or AttributeError
+    # (`!!set 2`, a scalar where the tag wants a mapping)
+    except (ValueError, TypeError, LookupError, AttributeError) as exc:
         detail = str(exc) if isinstance(exc, (ValueError, TypeError)) else "a value of another kind than the tag's"
         raise InputError(f"invalid YAML: a value does not fit its tag ({detail})", path, doc.start_line) from exc
     check_size(path, doc)
