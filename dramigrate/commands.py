@@ -1051,8 +1051,10 @@ def do_fix(opts: Options) -> int:
             written += names + chart.archives()
             changes += [FileChange(name, c.before or "", c.after) for name, c in zip(names, chart.changes, strict=True)]
     classes = _classes(ctx, result, write=True) if not stopped else None  # stopped: nor the classes file
-    if classes and classes[1] != classes[2]:
+    if classes and classes[1] != classes[2]:  # written: named and counted with the other files (diff counts it)
         changes.append(FileChange(str(classes[0]), classes[1], classes[2]))
+        written.append(str(classes[0]))
+        changed += 1
     if any(s.format == "text" for s in ctx.reports) and not opts.quiet:
         for r in result.files:
             for c in r.changes if r.rewritten is not None else ():  # a file not written says nothing fixed

@@ -44,3 +44,94 @@ def test_a_tagged_value_ruamel_cannot_read_is_bad_input_named_at_its_file(
     assert bad.read_bytes() == before
     if command == "fix":
         assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
+
+
+# A pod pinned to a GPU model: with `named-classes`, fix makes a DeviceClass of its selector for the classes file.
+PINNED_POD = ONE_GPU_POD.format(name="pinned").replace(
+    "spec:\n", "spec:\n  nodeSelector:\n    nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB\n", 1
+)
+
+PINNED_CONFIG = "classes-file: cluster/classes.yaml\nnamed-classes: true\n"
+
+
+def _repository(tmp_path: Path, config: str) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "app").mkdir()
+    (repo / "app" / "pinned.yaml").write_text(PINNED_POD)
+    (repo / ".dramigrate.yaml").write_text(config)
+    return repo
+
+
+def test_fix_names_the_classes_file_it_wrote(tmp_path: Path) -> None:
+    """fix appended a DeviceClass to the classes file but named only the manifests as written, in the text summary
+    (`written: 1 file(s)`) and in the JSON report's `files.written` and `filesChanged`, while diff counted the
+    classes file among the files that would change: a CI job committing the files fix says it wrote left the
+    claims' DeviceClass behind. The classes file is named with the files written."""
+    repo = _repository(tmp_path, PINNED_CONFIG)
+
+    code, out, err = run_dramigrate(["fix", "app", "--format", "json"], cwd=repo)
+
+    assert code == 0, err
+    assert "kind: DeviceClass" in (repo / "cluster" / "classes.yaml").read_text()
+    report = json.loads(out)
+    written = [w["file"] for w in report["files"]["written"]]
+    assert written[0] == "app/pinned.yaml" and len(written) == 2, written
+    # named as the diff's patch and any error name it: the config's setting, resolved from the config's folder
+    assert Path(written[1]) == repo / "cluster" / "classes.yaml"
+    assert report["summary"]["filesChanged"] == 2
+    again = _repository(tmp_path / "again", PINNED_CONFIG)
+    code, _, err = run_dramigrate(["fix", "app"], cwd=again)
+    assert f"written: 2 file(s)\n  app/pinned.yaml\n  {again / 'cluster' / 'classes.yaml'}\n" in err, err
+
+
+OTHER_FILES = {
+    ".github/workflows/ci.yml": "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n    - run: make\n",
+    "docs/notes.yaml": "Notes on the rollout, kept as YAML for a site generator.\n",
+}
+
+
+@pytest.mark.parametrize("name", list(OTHER_FILES))
+@pytest.mark.parametrize("given", ["config", "flag"])
+def test_a_classes_file_that_holds_something_else_is_never_appended_to(tmp_path: Path, name: str, given: str) -> None:
+    """A pull request's `.dramigrate.yaml` (read untrusted, in CI) may name any file of the repository as its
+    classes file, and fix appended DeviceClass documents to whatever it named outside the run's inputs: a GitHub
+    workflow, a YAML file of prose. A classes file holds Kubernetes objects (the admins' own beside the
+    DeviceClasses): one that holds anything else is named as bad input and left as it was; the manifests are
+    migrated (a file not named .yaml or .yml, as a README or a shell script, is refused by its name: the test
+    below)."""
+    repo = _repository(tmp_path, "named-classes: true\n" + (f"classes-file: {name}\n" if given == "config" else ""))
+    (repo / name).parent.mkdir(parents=True, exist_ok=True)
+    (repo / name).write_text(OTHER_FILES[name])
+    flag = ["--classes-file", name] if given == "flag" else []
+
+    code, out, err = run_dramigrate(["fix", "--untrusted", "app", *flag, "--format", "json"], cwd=repo)
+
+    assert (repo / name).read_text() == OTHER_FILES[name]
+    assert code == 2 and "Traceback" not in out + err
+    report = json.loads(out)
+    [error] = report["errors"]
+    assert Path(repo, error["file"]).resolve() == (repo / name).resolve(), error
+    assert "holds other things than Kubernetes objects" in error["message"], error
+    assert report["files"]["written"] == [{"file": "app/pinned.yaml"}]
+    assert "resourceClaimTemplateName" in (repo / "app" / "pinned.yaml").read_text()
+
+
+@pytest.mark.parametrize("name", [".gitignore", "Makefile", "classes.json", "README.md", "scripts/deploy.sh"])
+def test_a_classes_file_not_named_as_yaml_is_never_written(tmp_path: Path, name: str) -> None:
+    """A config's `classes-file: .gitignore` (or Makefile) made fix create that file with DeviceClass documents in
+    it: git then read them as ignore rules; a README or a shell script got the documents appended. A classes file is
+    YAML applied with `kubectl apply -f`, which takes .yaml and .yml files from a folder: any other name is refused
+    before any work."""
+    repo = _repository(tmp_path, f"named-classes: true\nclasses-file: {name}\n")
+    kept = {"README.md": "# The project\n", "scripts/deploy.sh": "#!/bin/sh\necho deploying\n"}.get(name)
+    if kept is not None:
+        (repo / name).parent.mkdir(exist_ok=True)
+        (repo / name).write_text(kept)
+
+    code, out, err = run_dramigrate(["fix", "--untrusted", "app"], cwd=repo)
+
+    assert (repo / name).read_text() == kept if kept is not None else not (repo / name).exists()
+    assert code == 2 and "Traceback" not in out + err
+    assert f"{name}: " in err and "ends in .yaml or .yml" in err, err
+    assert (repo / "app" / "pinned.yaml").read_text() == PINNED_POD
