@@ -15,9 +15,10 @@ from conftest import ONE_GPU_POD, run_dramigrate
     [
         ("nvidia.com/gpu: 1", "nvidia.com/gpu: !!float 1e"),  # a float tag on a count ending in its exponent's letter
         ("nvidia.com/gpu: 1", "nvidia.com/gpu: !!int 0x"),  # a hexadecimal prefix with no digit
+        ("nvidia.com/gpu: 1", "nvidia.com/gpu: !!int +"),  # a sign with no digit: PyYAML's reader indexes past it
         ("  name: bad\n", "  name: bad\n  labels: {!!float role: x}\n"),  # on a key, as a mutation fuzzer placed it
     ],
-    ids=["float-count", "int-count", "float-key"],
+    ids=["float-count", "int-count", "sign-count", "float-key"],
 )
 @pytest.mark.parametrize("command", ["lint", "fix"])
 def test_a_tagged_value_ruamel_cannot_read_is_bad_input_named_at_its_file(
@@ -26,7 +27,8 @@ def test_a_tagged_value_ruamel_cannot_read_is_bad_input_named_at_its_file(
     """`!!float 1e` and `!!int 0x` (a value does not fit its tag: the API server refuses the object) ended the file
     in `internal error: IndexError` asking for a bug report: ruamel's float and int constructors index past the end
     of such a value, and only ValueError, TypeError, KeyError and AttributeError were taken for a value that does
-    not fit its tag. The file is named as bad input, as `!!int abc` is, and the good file beside it migrated."""
+    not fit its tag (`!!int +` the same in PyYAML's, which lint's first look reads with). The file is named as bad
+    input, as `!!int abc` is, and the good file beside it migrated."""
     tree = tmp_path / "tree"
     tree.mkdir()
     (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
@@ -44,6 +46,29 @@ def test_a_tagged_value_ruamel_cannot_read_is_bad_input_named_at_its_file(
     assert bad.read_bytes() == before
     if command == "fix":
         assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
+
+
+@pytest.mark.parametrize("value", ["!!int +", "!!int '-'", "!!float e"])
+def test_a_kustomization_value_that_does_not_fit_its_tag_is_named_at_its_line(tmp_path: Path, value: str) -> None:
+    """`namePrefix: !!int +` ended the kustomization in `internal error while reading the kustomization:
+    IndexError` (PyYAML's int constructor reads the digit after a sign that has none): named at its line, as
+    `!!int abc` is, and the manifest beside it migrated."""
+    tree = tmp_path / "tree"
+    (tree / "base").mkdir(parents=True)
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    (tree / "base" / "pod.yaml").write_text(ONE_GPU_POD.format(name="based"))
+    kustomization = tree / "base" / "kustomization.yaml"
+    kustomization.write_text(f"resources:\n- pod.yaml\nnamePrefix: {value}\n")
+
+    code, out, _ = run_dramigrate(["fix", ".", "--format", "json"], cwd=tree)
+
+    report = json.loads(out)
+    assert code == 2
+    assert [f for f in report["findings"] if f["rule"] == "internal-error"] == []
+    [error] = [e for e in report["errors"] if e["file"] == "base/kustomization.yaml"]
+    assert error["line"] == 3 and "does not fit its tag" in error["message"], error
+    assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
+    assert "nvidia.com/gpu: 1" in (tree / "base" / "pod.yaml").read_text()
 
 
 # A pod pinned to a GPU model: with `named-classes`, fix makes a DeviceClass of its selector for the classes file.
