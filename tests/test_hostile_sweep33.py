@@ -4,6 +4,9 @@ still migrated, the bad one named and left as it was, no traceback."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -160,3 +163,51 @@ def test_a_classes_file_not_named_as_yaml_is_never_written(tmp_path: Path, name:
     assert code == 2 and "Traceback" not in out + err
     assert f"{name}: " in err and "ends in .yaml or .yml" in err, err
     assert (repo / "app" / "pinned.yaml").read_text() == PINNED_POD
+
+
+FLAGS = {"immutable": ("+i", "immutable file"), "append-only": ("+a", "append-only file")}
+
+
+@pytest.fixture
+def flagged(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Path, Path, str]]:
+    """A tree of a good manifest and one with the file attribute chattr sets (immutable or append-only, which even
+    root cannot replace), taken off again after the test so the folder can be removed."""
+    flag, said = FLAGS[request.param]
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    bad = tree / "bad.yaml"
+    bad.write_text(ONE_GPU_POD.format(name="bad"))
+    chattr = shutil.which("chattr")
+    if chattr is None or subprocess.run([chattr, flag, bad], capture_output=True, check=False).returncode:
+        pytest.skip("chattr cannot set file attributes here (not root, or a file system without them)")
+    try:
+        yield tree, bad, said
+    finally:
+        subprocess.run([chattr, flag.replace("+", "-"), bad], check=True)
+
+
+@pytest.mark.parametrize("flagged", list(FLAGS), indirect=True)
+def test_an_immutable_or_append_only_file_is_refused_by_name_and_never_called_fixable(
+    flagged: tuple[Path, Path, str],
+) -> None:
+    """A manifest with the immutable or append-only attribute (`chattr +i`/`+a`, which a rename cannot replace,
+    even as root) was called `(fixable)` by lint and diff, and fix then failed on it with `not written: Operation
+    not permitted: ./.bad.yaml.12345.0c79a371.dramigrate`, a temporary name of the run's own. fix names the
+    attribute and its way out, lint and diff say so instead of `(fixable)`, as for a read-only file; the file is
+    left as it was and the good one migrated."""
+    tree, bad, said = flagged
+    before = bad.read_bytes()
+
+    code, out, err = run_dramigrate(["lint", "."], cwd=tree)
+    [line] = [line for line in out.splitlines() if line.startswith("bad.yaml:")]
+    assert "(fixable)" not in line and said in line, out
+    code, out, err = run_dramigrate(["diff", "."], cwd=tree)
+    assert "bad.yaml" not in out and code == 2, out  # no patch fix would not apply
+    code, out, err = run_dramigrate(["fix", "."], cwd=tree)
+
+    assert code == 2 and "Traceback" not in err
+    assert bad.read_bytes() == before
+    reasons = [line for line in err.splitlines() if "bad.yaml:" in line and "not written" in line]
+    assert reasons and all(said in line and ".dramigrate" not in line for line in reasons), err
+    assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
