@@ -211,3 +211,35 @@ def test_an_immutable_or_append_only_file_is_refused_by_name_and_never_called_fi
     reasons = [line for line in err.splitlines() if "bad.yaml:" in line and "not written" in line]
     assert reasons and all(said in line and ".dramigrate" not in line for line in reasons), err
     assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
+
+
+@pytest.mark.parametrize("key", ["limits", "resources", "containers", "spec", "kind", "nvidia.com/gpu"])
+@pytest.mark.parametrize("command", ["lint", "fix"])
+def test_a_key_with_an_explicit_string_tag_does_not_hide_a_device_request(
+    tmp_path: Path, key: str, command: str
+) -> None:
+    """`!!str limits:` is the key `limits` for the API server (kubectl and kustomize read the pod's GPU request
+    through it), but ruamel keeps a tagged key as a TaggedScalar, which no look-up by name finds: the request under
+    it was not seen at all (`!!str limits`: lint silent, exit 0), or seen as being outside any pod spec (`!!str
+    spec`, `containers`, `resources`, `kind`: a warning, exit 0), or ended in `internal error: StopIteration`
+    (`!!str nvidia.com/gpu`). A gate went green on a pod asking for a GPU. A key with an explicit tag is now bad
+    input named at its line (exit 2), the file left as it was and the good file beside it migrated."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    bad = tree / "bad.yaml"
+    text = ONE_GPU_POD.format(name="bad")
+    at = next(i for i, line in enumerate(text.splitlines(), 1) if line.lstrip(" -").startswith(f"{key}:"))
+    bad.write_text(text.replace(f"{key}:", f"!!str {key}:", 1))
+    before = bad.read_bytes()
+
+    code, out, _ = run_dramigrate([command, ".", "--format", "json"], cwd=tree)
+
+    report = json.loads(out)
+    assert code == 2
+    assert [f for f in report["findings"] if f["rule"] == "internal-error"] == []
+    [error] = [e for e in report["errors"] if e["file"] == "bad.yaml"]
+    assert error["line"] == at and "tag" in error["message"], error
+    assert bad.read_bytes() == before
+    if command == "fix":
+        assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
