@@ -243,3 +243,53 @@ def test_a_key_with_an_explicit_string_tag_does_not_hide_a_device_request(
     assert bad.read_bytes() == before
     if command == "fix":
         assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
+
+
+INLINE_PATCH = """\
+resources:
+- ../base
+patches:
+- patch: |-
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: {name}
+    spec:
+      containers:
+      - name: app
+        resources:
+          limits:
+            nvidia.com/gpu: 2
+            {repeat}
+"""
+
+
+@pytest.mark.parametrize("repeat", ["nvidia.com/gpu: 3", "!!str cpu: 1"], ids=["a-key-given-twice", "a-tagged-key"])
+def test_an_inline_patch_dramigrate_cannot_read_fails_its_own_graph_only(tmp_path: Path, repeat: str) -> None:
+    """An overlay's inline patch that kustomize builds but that dramigrate's reader refuses (a key given twice, a key
+    with a tag) raised out of the rewrite of its graph, and fix then failed every kustomize graph of the run with
+    that one error: an unrelated overlay beside it was not migrated and was listed as failed with the other's
+    message, named by an absolute path at a line of the patch's own text. The graph of the bad patch is left alone
+    and named as bad input at the patch's line in its kustomization; the other graph and the manifest are migrated."""
+    tree = tmp_path / "tree"
+    for graph in ("bad", "other"):
+        (tree / graph / "base").mkdir(parents=True)
+        (tree / graph / "overlay").mkdir()
+        (tree / graph / "base" / "pod.yaml").write_text(ONE_GPU_POD.format(name=graph))
+        (tree / graph / "base" / "kustomization.yaml").write_text("resources:\n- pod.yaml\n")
+    (tree / "other" / "overlay" / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: o-\n")
+    kustomization = tree / "bad" / "overlay" / "kustomization.yaml"
+    kustomization.write_text(INLINE_PATCH.format(name="bad", repeat=repeat))
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    bad_files = {p: p.read_bytes() for p in (tree / "bad").rglob("*") if p.is_file()}
+
+    code, out, err = run_dramigrate(["fix", ".", "--format", "json"], cwd=tree)
+
+    report = json.loads(out)
+    assert code == 2, err
+    assert {p: p.read_bytes() for p in (tree / "bad").rglob("*") if p.is_file()} == bad_files
+    assert "resourceClaimTemplateName" in (tree / "other" / "base" / "pod.yaml").read_text()
+    assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
+    [error] = report["errors"]
+    assert (error["file"], error["line"]) == ("bad/overlay/kustomization.yaml", 15), error
+    assert [f["file"] for f in report["files"]["failed"]] == ["bad/overlay/kustomization.yaml"]
