@@ -405,6 +405,7 @@ def parse_document(path: str, doc: Document) -> Any:
     if doc.parsed:
         return doc.data
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from yaml import MarkedYAMLError as LibyamlError
 
     doc.parsed, doc.counted = True, -1
     if not has_content(doc.body):
@@ -417,7 +418,7 @@ def parse_document(path: str, doc: Document) -> Any:
             doc.data = _load_tagged(prefix, doc.body, doc.helm_render)
         else:
             doc.data = _load(doc.body, doc.helm_render, doc.comments)
-    except MarkedYAMLError as exc:
+    except (MarkedYAMLError, LibyamlError) as exc:
         mark = exc.problem_mark or exc.context_mark
         line = doc.start_line + max((mark.line if mark else 0) - prefix.count("\n"), 0)
         column = mark.column + 1 if mark else 0
@@ -511,13 +512,21 @@ def _load(body: str, helm_render: bool = False, comments: bool = True) -> Any:
     """ruamel's round-trip data of one document: composed from libyaml's events when it has nothing they cannot
     carry (rtcompose; comments=False: its comments and blank lines left out), else ruamel's own parse, which also
     gives every error its message."""
+    from yaml import MarkedYAMLError as LibyamlError
+
     from dramigrate.rtcompose import compose_round_trip
 
     yaml = _round_trip(helm_render)
     try:
         return compose_round_trip(body, yaml, comments)
-    except Exception:  # noqa: BLE001 - declined or refused: ruamel parses it (and words any error) as before
-        return _round_trip(helm_render).load(body)
+    except Exception as declined:  # noqa: BLE001 - declined or refused: ruamel parses it (and words any error) as before
+        data = _round_trip(helm_render).load(body)
+        if isinstance(declined, LibyamlError) and not body.lstrip().startswith("{"):
+            # libyaml refuses what ruamel's YAML 1.2 reads (a line `: x`, an empty key): go-yaml, libyaml's port that
+            # kubectl, kustomize, Helm and the API server read YAML with, refuses it too, so it is no manifest to
+            # migrate. Not a JSON object, which they read with a JSON decoder (a lone "\ud800" escape is JSON).
+            raise declined
+        return data
 
 
 def _load_tagged(prefix: str, body: str, helm_render: bool = False) -> Any:

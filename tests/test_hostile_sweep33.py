@@ -293,3 +293,41 @@ def test_an_inline_patch_dramigrate_cannot_read_fails_its_own_graph_only(tmp_pat
     [error] = report["errors"]
     assert (error["file"], error["line"]) == ("bad/overlay/kustomization.yaml", 15), error
     assert [f["file"] for f in report["files"]["failed"]] == ["bad/overlay/kustomization.yaml"]
+
+
+EMPTY_KEY_POD = (
+    ONE_GPU_POD.format(name="bad")
+    + "  tolerations:\n  - key: nvidia.com/gpu\n    operator: Exists\n:   effect: NoSchedule\n"
+)
+
+
+@pytest.mark.parametrize("command", ["lint", "fix"])
+def test_a_document_only_ruamel_reads_is_bad_input_as_kubectl_refuses_it(tmp_path: Path, command: str) -> None:
+    """A line `:   effect: NoSchedule` (an empty key, which YAML 1.2 allows) is refused by libyaml and by go-yaml,
+    its port that kubectl, kustomize, Helm and the API server read YAML with (`did not find expected key`). ruamel
+    read it as a key `null` at the top of the object, and dramigrate called the request fixable, fix rewrote the
+    file around it (still refused by kubectl) and the post-renderer handed Helm text it could not read. The file is
+    now bad input at that line, as kubectl says, and left as it was; the good file beside it is migrated."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    bad = tree / "bad.yaml"
+    bad.write_text(EMPTY_KEY_POD)
+
+    code, out, _ = run_dramigrate([command, ".", "--format", "json"], cwd=tree)
+
+    report = json.loads(out)
+    assert code == 2
+    [error] = [e for e in report["errors"] if e["file"] == "bad.yaml"]
+    assert error["line"] == EMPTY_KEY_POD.count("\n") and "did not find expected key" in error["message"], error
+    assert bad.read_text() == EMPTY_KEY_POD
+    if command == "fix":
+        assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
+
+
+def test_the_post_renderer_refuses_a_document_kubectl_cannot_read_before_rewriting_it() -> None:
+    """The same stream given to `fix - --post-renderer`: named at its line, nothing handed to Helm (exit 2)."""
+    code, out, err = run_dramigrate(["fix", "-", "--post-renderer"], stdin=EMPTY_KEY_POD)
+
+    assert code == 2 and out == ""
+    assert f"-:{EMPTY_KEY_POD.count(chr(10))}:1: invalid YAML: did not find expected key" in err, err
