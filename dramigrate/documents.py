@@ -521,12 +521,23 @@ def _load(body: str, helm_render: bool = False, comments: bool = True) -> Any:
         return compose_round_trip(body, yaml, comments)
     except Exception as declined:  # noqa: BLE001 - declined or refused: ruamel parses it (and words any error) as before
         data = _round_trip(helm_render).load(body)
-        if isinstance(declined, LibyamlError) and not body.lstrip().startswith("{"):
+        if body.lstrip().startswith("{"):  # a JSON object, which Kubernetes reads with a JSON decoder
+            return data
+        if isinstance(declined, LibyamlError):
             # libyaml refuses what ruamel's YAML 1.2 reads (a line `: x`, an empty key): go-yaml, libyaml's port that
             # kubectl, kustomize, Helm and the API server read YAML with, refuses it too, so it is no manifest to
-            # migrate. Not a JSON object, which they read with a JSON decoder (a lone "\ud800" escape is JSON).
+            # migrate. Not a JSON object (a lone "\ud800" escape is JSON).
             raise declined
+        if any(c in body for c in _YAML_1_1_BREAKS):  # rtcompose declined them before libyaml read the text
+            from yaml import CSafeLoader, parse
+
+            for _ in parse(body, Loader=CSafeLoader):  # go-yaml and libyaml break lines there; ruamel reads on
+                pass
         return data
+
+
+# Line breaks of YAML 1.1 that YAML 1.2 (ruamel) reads as characters: NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR.
+_YAML_1_1_BREAKS = ("\x85", "\u2028", "\u2029")
 
 
 def _load_tagged(prefix: str, body: str, helm_render: bool = False) -> Any:

@@ -301,26 +301,40 @@ EMPTY_KEY_POD = (
 )
 
 
+ONLY_RUAMEL_READS = {
+    "empty-key": (EMPTY_KEY_POD, EMPTY_KEY_POD.count("\n"), "did not find expected key"),
+    # YAML 1.1's line breaks (NEL, LINE SEPARATOR), which go-yaml breaks lines at and YAML 1.2 reads as characters
+    "line-separator": (ONE_GPU_POD.format(name="bad").replace("kind: Pod", "kind: \u2028Pod"), 4, "expected ':'"),
+    "next-line": (ONE_GPU_POD.format(name="bad").replace("- name: app", "- n\x85ame: app"), 9, "not allowed"),
+}
+
+
+@pytest.mark.parametrize("case", list(ONLY_RUAMEL_READS))
 @pytest.mark.parametrize("command", ["lint", "fix"])
-def test_a_document_only_ruamel_reads_is_bad_input_as_kubectl_refuses_it(tmp_path: Path, command: str) -> None:
+def test_a_document_only_ruamel_reads_is_bad_input_as_kubectl_refuses_it(
+    tmp_path: Path, case: str, command: str
+) -> None:
     """A line `:   effect: NoSchedule` (an empty key, which YAML 1.2 allows) is refused by libyaml and by go-yaml,
     its port that kubectl, kustomize, Helm and the API server read YAML with (`did not find expected key`). ruamel
     read it as a key `null` at the top of the object, and dramigrate called the request fixable, fix rewrote the
-    file around it (still refused by kubectl) and the post-renderer handed Helm text it could not read. The file is
-    now bad input at that line, as kubectl says, and left as it was; the good file beside it is migrated."""
+    file around it (still refused by kubectl) and the post-renderer handed Helm text it could not read. The same for
+    a NEL or LINE SEPARATOR that breaks a line for go-yaml (`kind: <LS>Pod`: kubectl says `could not find expected
+    ':'`). The file is now bad input at that line, as kubectl says, and left as it was; the good file beside it is
+    migrated."""
+    text, line, said = ONLY_RUAMEL_READS[case]
     tree = tmp_path / "tree"
     tree.mkdir()
     (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
     bad = tree / "bad.yaml"
-    bad.write_text(EMPTY_KEY_POD)
+    bad.write_text(text, encoding="utf-8")
 
     code, out, _ = run_dramigrate([command, ".", "--format", "json"], cwd=tree)
 
     report = json.loads(out)
     assert code == 2
     [error] = [e for e in report["errors"] if e["file"] == "bad.yaml"]
-    assert error["line"] == EMPTY_KEY_POD.count("\n") and "did not find expected key" in error["message"], error
-    assert bad.read_text() == EMPTY_KEY_POD
+    assert error["line"] == line and said in error["message"], error
+    assert bad.read_text(encoding="utf-8") == text
     if command == "fix":
         assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
 
