@@ -17,12 +17,21 @@ HEADER = (
 
 def merge_classes(path: str, existing: str, classes: list[DeviceClassInfo], target: Target) -> str:
     """The existing file with every missing class appended, in the file's own line ends; classes already there are
-    kept as they are."""
+    kept as they are. A file that holds anything but Kubernetes objects (a README, a script, a CI workflow a pull
+    request's config named) is bad input, never appended to."""
     present: set[str] = set()
     if existing.strip():
         yf = split_documents(path, existing.encode("utf-8"))
         for doc in yf.documents:
             data = parse_document(path, doc)
+            if data is not None and not _is_object(data):
+                raise InputError(
+                    "the classes file holds other things than Kubernetes objects (a document with no apiVersion and "
+                    "kind); DeviceClasses are not appended to it: name a file of its own (cluster/deviceclasses.yaml, "
+                    "say)",
+                    path,
+                    doc.start_line,
+                )
             if isinstance(data, dict) and data.get("kind") == "DeviceClass":
                 present.add(str((data.get("metadata") or {}).get("name")))
     out = existing or HEADER
@@ -38,6 +47,11 @@ def merge_classes(path: str, existing: str, classes: list[DeviceClassInfo], targ
             out += newline
         out += ("---\n" + dump_yaml(obj)).replace("\n", newline)
     return out
+
+
+def _is_object(data: object) -> bool:
+    """Whether a document is a Kubernetes object: a mapping with an apiVersion and a kind."""
+    return isinstance(data, dict) and all(isinstance(data.get(k), str) and data.get(k) for k in ("apiVersion", "kind"))
 
 
 def class_selectors(cls: DeviceClassInfo) -> tuple[str, ...]:

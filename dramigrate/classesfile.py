@@ -16,8 +16,10 @@ def check_place(path: Path, flag: bool, reads: list[tuple[Path | None, str]]) ->
     """Refuse, before any work, a classes file that is one of the files the run reads, reads: (file, what it is to
     the run), or that lies in a Helm chart folder (the nearest folder above it with a Chart.yaml): Helm would load
     it with the chart. flag: it comes from --classes-file, not the config file's `classes-file`."""
-    from dramigrate.sources import chart_root
+    from dramigrate.sources import YAML_SUFFIXES, chart_root
 
+    if not path.name.lower().endswith(YAML_SUFFIXES):  # `classes-file: .gitignore` made git read DeviceClasses
+        raise _refusal(path, flag, "is a YAML file applied with `kubectl apply -f`, so its name ends in .yaml or .yml")
     real = os.path.realpath(path)  # as Path.resolve, and a symlink loop is no RuntimeError
     for other, what in reads:
         if other is not None and os.path.realpath(other) == real:

@@ -1057,8 +1057,10 @@ def do_fix(opts: Options) -> int:
             changes += [FileChange(name, c.before or "", c.after) for name, c in zip(names, chart.changes, strict=True)]
     written += [name for stuck in half.values() for name in stuck]  # on disk, each whole: listed as written
     classes = _classes(ctx, result, write=True) if not stopped else None  # stopped: nor the classes file
-    if classes and classes[1] != classes[2]:
+    if classes and classes[1] != classes[2]:  # written: named and counted with the other files (diff counts it)
         changes.append(FileChange(str(classes[0]), classes[1], classes[2]))
+        written.append(str(classes[0]))
+        changed += 1
     if any(s.format == "text" for s in ctx.reports) and not opts.quiet:
         for r in result.files:
             for c in r.changes if r.rewritten is not None else ():  # a file not written says nothing fixed

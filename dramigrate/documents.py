@@ -405,6 +405,7 @@ def parse_document(path: str, doc: Document) -> Any:
     if doc.parsed:
         return doc.data
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from yaml import MarkedYAMLError as LibyamlError
 
     doc.parsed, doc.counted = True, -1
     if not has_content(doc.body):
@@ -417,7 +418,7 @@ def parse_document(path: str, doc: Document) -> Any:
             doc.data = _load_tagged(prefix, doc.body, doc.helm_render)
         else:
             doc.data = _load(doc.body, doc.helm_render, doc.comments)
-    except MarkedYAMLError as exc:
+    except (MarkedYAMLError, LibyamlError) as exc:
         mark = exc.problem_mark or exc.context_mark
         line = doc.start_line + max((mark.line if mark else 0) - prefix.count("\n"), 0)
         column = mark.column + 1 if mark else 0
@@ -432,12 +433,42 @@ def parse_document(path: str, doc: Document) -> Any:
             raise InputError(message, path, doc.start_line + max(line - 1 - prefix.count("\n"), 0), column) from exc
         raise InputError(f"invalid YAML: {exc}", path, doc.start_line) from exc
     # a tag the value does not fit, as the API server refuses it: ruamel raises ValueError (`!!int abc`), KeyError
-    # (`!!bool maybe`) or AttributeError (`!!set 2`, a scalar where the tag wants a mapping)
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+    # (`!!bool maybe`), IndexError (`!!float 1e`, `!!int 0x`: it indexes past the value's end) or AttributeError
+    # (`!!set 2`, a scalar where the tag wants a mapping)
+    except (ValueError, TypeError, LookupError, AttributeError) as exc:
         detail = str(exc) if isinstance(exc, (ValueError, TypeError)) else "a value of another kind than the tag's"
         raise InputError(f"invalid YAML: a value does not fit its tag ({detail})", path, doc.start_line) from exc
+    if "!" in prefix + doc.body:
+        _refuse_tagged_keys(path, doc, prefix.count("\n"))
     check_size(path, doc)
     return doc.data
+
+
+def _refuse_tagged_keys(path: str, doc: Document, shift: int) -> None:
+    """Refuse a mapping key written with an explicit tag (`!!str limits:`): the API server reads it as the plain
+    key, but ruamel keeps it as a TaggedScalar that no look-up by name finds, so a device request under it went
+    unseen (a gate passed a pod asking for a GPU). No manifest needs one; the tag is named at its line."""
+    stack = [doc.data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if type(key).__name__ == "TaggedScalar":
+                    line, column = node.lc.key(key) if hasattr(node, "lc") else (shift, -1)
+                    tag = str(key.tag)
+                    core = tag.startswith("tag:yaml.org,2002:")
+                    said = "!!" + tag.removeprefix("tag:yaml.org,2002:") if core else tag
+                    reads = "reads as the plain key" if core else "refuses on a key"
+                    raise InputError(
+                        f"the key {key.value!r} is written with the tag {said}, which the API server {reads} and "
+                        "dramigrate does not read through; not processed: write the key without its tag",
+                        path,
+                        doc.start_line + max(line - shift, 0),
+                        column + 1,
+                    )
+                stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def _check_round_trip_values(path: str, doc: Document, prefix: str) -> None:
@@ -481,13 +512,32 @@ def _load(body: str, helm_render: bool = False, comments: bool = True) -> Any:
     """ruamel's round-trip data of one document: composed from libyaml's events when it has nothing they cannot
     carry (rtcompose; comments=False: its comments and blank lines left out), else ruamel's own parse, which also
     gives every error its message."""
+    from yaml import MarkedYAMLError as LibyamlError
+
     from dramigrate.rtcompose import compose_round_trip
 
     yaml = _round_trip(helm_render)
     try:
         return compose_round_trip(body, yaml, comments)
-    except Exception:  # noqa: BLE001 - declined or refused: ruamel parses it (and words any error) as before
-        return _round_trip(helm_render).load(body)
+    except Exception as declined:  # noqa: BLE001 - declined or refused: ruamel parses it (and words any error) as before
+        data = _round_trip(helm_render).load(body)
+        if body.lstrip().startswith("{"):  # a JSON object, which Kubernetes reads with a JSON decoder
+            return data
+        if isinstance(declined, LibyamlError):
+            # libyaml refuses what ruamel's YAML 1.2 reads (a line `: x`, an empty key): go-yaml, libyaml's port that
+            # kubectl, kustomize, Helm and the API server read YAML with, refuses it too, so it is no manifest to
+            # migrate. Not a JSON object (a lone "\ud800" escape is JSON).
+            raise declined
+        if any(c in body for c in _YAML_1_1_BREAKS):  # rtcompose declined them before libyaml read the text
+            from yaml import CSafeLoader, parse
+
+            for _ in parse(body, Loader=CSafeLoader):  # go-yaml and libyaml break lines there; ruamel reads on
+                pass
+        return data
+
+
+# Line breaks of YAML 1.1 that YAML 1.2 (ruamel) reads as characters: NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR.
+_YAML_1_1_BREAKS = ("\x85", "\u2028", "\u2029")
 
 
 def _load_tagged(prefix: str, body: str, helm_render: bool = False) -> Any:

@@ -1,5 +1,6 @@
 """Values that do not fit their explicit tag (`!!int abc`, `!!bool maybe`, `!!timestamp 2`): PyYAML's safe
-constructors raise ValueError, KeyError or AttributeError for them, not a YAML error, so every reader of a config,
+constructors raise ValueError, KeyError, IndexError (`!!int +`: the digit after a sign that has none) or
+AttributeError for them, not a YAML error, so every reader of a config,
 rule pack, kustomization, values file or inventory ended in an internal error. guard_pyyaml_tags makes them a
 ConstructorError at the node, which each reader already reports as invalid YAML at its file:line."""
 
@@ -15,7 +16,7 @@ def _fitting(construct: Any) -> Any:
     def construct_tagged(self: Any, node: Any) -> Any:
         try:
             return construct(self, node)
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        except (ValueError, TypeError, LookupError, AttributeError) as exc:
             why = f"{node.value!r} does not fit its tag {node.tag}"
             raise ConstructorError(None, None, why, node.start_mark) from exc
 

@@ -1,6 +1,7 @@
 """Write files whole and atomically, keeping what the file was: temp file in the same folder with the owner, group,
 mode, extended attributes and ACLs of the original, fsync, a last check that nobody changed or replaced the file,
-rename, fsync of the folder. Files that are read-only, hard-linked or someone else's are refused unless forced;
+rename, fsync of the folder. Files that are read-only, hard-linked or someone else's are refused unless forced,
+immutable and append-only ones always;
 a symlink is written through to its target only when the target stays inside the tree; a file keeps its
 encoding (UTF-8, or UTF-16/32 with a BOM) and a JSON manifest stays JSON.
 """
@@ -240,6 +241,42 @@ def _refusal(path: str, st: os.stat_result, links: int | None = None) -> str:
     return ""
 
 
+# The inode flags (Linux's FS_IOC_GETFLAGS) that keep a file from being replaced, even by root: `chattr +i` and `+a`.
+_FS_IOC_GETFLAGS = 0x80086601
+_KEPT_FLAGS = (
+    (0x10, "immutable file (chattr +i)"),
+    (0x20, "append-only file (chattr +a)"),
+)
+
+
+def _attribute_refusal(target: str) -> str:
+    """Why target's file attributes keep any rename from replacing it (an immutable or append-only file: the rename
+    fails with EPERM, even as root and with --force), or "". Where the attributes cannot be read (not Linux, a file
+    system without them), "": the write itself then fails and says why."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return ""
+    import array
+    import fcntl
+
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return ""
+    try:
+        flags = array.array("i", [0])  # the kernel writes an int, whatever the ioctl number says
+        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags, True)
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+    for bit, what in _KEPT_FLAGS:
+        if flags[0] & bit:
+            return f"{what}; not written, with or without --force (its owner or root lifts the attribute with chattr)"
+    return ""
+
+
 # A rewrite replaces the file with a new one, which is the writer's until it is given the old owner and group back.
 _ONLY_ROOT = (
     "a rewrite replaces the file, and only root can give the new file another user's ownership, so --force cannot "
@@ -310,7 +347,7 @@ def check_writable(
         # the backup's hard link to the original, left by a run killed before its rename, does not count
         held = held_backup(target, target + opts.backup, str(path)) if opts.backup else None
         own_link = held is not None and (held.st_dev, held.st_ino) == (before.st_dev, before.st_ino)
-        why = "" if opts.force else _refusal(target, before, links=before.st_nlink - own_link)
+        why = _attribute_refusal(target) or ("" if opts.force else _refusal(target, before, before.st_nlink - own_link))
         if why:
             raise InputError(why, str(path))
     if expected is not None and _read(target, path) != expected:

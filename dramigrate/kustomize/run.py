@@ -72,6 +72,7 @@ class Outcome:
     fill: dict[tuple[Path, int, str, str], dict[str, Any]] = field(default_factory=dict)  # pod fields from builds
     proven: bool = False
     checked: list[Path] = field(default_factory=list)
+    bad_input: bool = False  # the reason is a file of the graph dramigrate cannot read (named at `where`), exit 2
 
 
 @dataclass
@@ -291,7 +292,13 @@ class Runner:
                 return self._wire(pc, dp, k, built, doc, str(doc.get("kind", "")), str(meta.get("name", "")))[0]
 
             text = o.edit.text(dp.patch.where) if dp.patch.file is not None else dp.patch.text
-            set_patch_text(o.edit, dp.patch, smp_text(dp.patch.where, text or "", self.rules, wiring_of, drop))
+            try:
+                rewritten = smp_text(dp.patch.where, text or "", self.rules, wiring_of, drop)
+            except InputError as exc:  # kustomize built it, but its YAML does not read (a key twice): this graph only
+                line = exc.line + dp.patch.text_line - 1 if exc.line else dp.patch.line
+                o.where, o.bad_input = (dp.patch.where, line), True
+                raise Unprovable(f"its device patch does not read: {exc.message}") from None
+            set_patch_text(o.edit, dp.patch, rewritten)
             o.edit.changes.append(f"{self.display(dp.patch.where)}: device patch -> DRA claims")
         for folder, templates in pc.emitted.items():
             k = graph.nodes[folder]
@@ -656,7 +663,12 @@ def run_kustomize(
             line,
             1,
         )
-        result.files.append(FileResult(kz.display(file), findings=[finding]))
+        if o.bad_input:  # named as bad input at its line, as a file that does not read is (exit 2)
+            error = InputError(f"{finding.message} (the kustomize graph is left as it is)", kz.display(file), line)
+            result.files.append(FileResult(kz.display(file), findings=[finding], error=error))
+            result.bad_input += 1
+        else:
+            result.files.append(FileResult(kz.display(file), findings=[finding]))
         members = _members(kz, o.unit)
         for f in result.findings:  # the graph's device requests: not "migrated with its kustomize graph" after all
             if MIGRATED_WITH_GRAPH in f.message and _resolve(f.file) in members:
