@@ -58,10 +58,13 @@ from dramigrate.helm.templatelines import (
     FlowList,
     FlowMap,
     action_body,
+    bare,
     block_end,
     blocks_opened,
     enclosing_scope,
     is_control,
+    is_key,
+    item_key,
     line_indent,
     parent_line,
 )
@@ -2029,7 +2032,7 @@ def _claims_beside_sections(t: _Edits, i: int, claims: str, named: str = "") -> 
     lines = t.lines
     top = -1
     for j in range(i - 1, -1, -1):  # the nearest `resources:` above, within the pod's containers
-        if lines[j].strip() in t.heads or re.fullmatch(r"\s*(?:-\s+)?resources:\s*", lines[j]):
+        if lines[j].strip() in t.heads or item_key(lines[j]) == "resources:":
             top = j if lines[j].strip() not in t.heads else -1
             break
     child = next((j for j in range(top + 1, len(lines)) if not _CONTROL.match(lines[j]) and lines[j].strip()), -1)
@@ -2057,7 +2060,7 @@ def _sections_within(lines: list[str], i: int) -> int | None:
     """The `resources:` line of a container written inside `with` the map (line i) section by section (plex's `{{-
     with .Values.pms.resources }}`, `resources:`, `limits:` then `{{- with .limits }}{{ toYaml . ...}}`), never the
     map whole: the `claims` the DRA values add to the map need a line of their own there; None otherwise."""
-    if not _WITH_LINE.match(lines[i]):
+    if not _WITH_LINE.match(bare(lines[i])):
         return None
     depth, end, whole = 0, len(lines), False
     for j in range(i, len(lines)):
@@ -2072,7 +2075,7 @@ def _sections_within(lines: list[str], i: int) -> int | None:
             break
     body = lines[i + 1 : end]
     res = next((i + 1 + n for n, line in enumerate(body) if not is_control(line) and line.strip()), -1)
-    if whole or res < 0 or lines[res].strip() != "resources:" or any(".claims" in line for line in body):
+    if whole or res < 0 or not is_key(lines[res], "resources") or any(".claims" in line for line in body):
         return None
     return res if any(re.search(r"(?<![\w$)\]])\.(?:limits|requests)\b", line) for line in body) else None
 
@@ -2436,7 +2439,7 @@ def _pass_through(
     if DROP_NULLS in need and _device_check_line(t, i, ref, need) is None:  # else the check's define drops them
         _drop_nulls(t, i, sibling_expr(key) + (f".{under}" if under else ""))
     head = next((j for j in range(i - 1, -1, -1) if not (_CONTROL.match(lines[j]) or _checked(lines[j]))), -1)
-    if lines[i].lstrip().startswith("{{") and head >= 0 and lines[head].rstrip().endswith(":"):
+    if lines[i].lstrip().startswith("{{") and head >= 0 and bare(lines[head]).endswith(":"):
         # `resources:` then `{{ ... | toYaml | indent 10 }}` at column 0, maybe inside `{{- if }}`/`{{- else }}`
         at = max(at, line_indent(lines[head]) + 1)
     containers = next(
@@ -3631,7 +3634,7 @@ def copy_claims(text: str, rel: str, dropped: set[tuple[Path_, str, str]]) -> st
             continue
         section = parent_line(lines, c.line)
         owner = parent_line(lines, section) if section >= 0 else -1
-        if section < 0 or lines[section].strip() != f"{c.section}:" or lines[owner].strip() != "resources:":
+        if section < 0 or not is_key(lines[section], c.section) or not is_key(lines[owner], "resources"):
             raise NotPassThrough(
                 f"{rel}:{c.line + 1} copies {display((*c.path, c.section, c.key))} outside a container's resources "
                 "block"

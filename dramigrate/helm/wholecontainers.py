@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dramigrate.helm.patterns import WHOLE_FIELDS, WHOLE_ITEM
-from dramigrate.helm.templatelines import enclosing_scope, is_control, line_indent, parent_line
+from dramigrate.helm.templatelines import bare, enclosing_scope, is_control, line_indent, parent_line
 from dramigrate.helm.values import Path_
 
 Words = list[str]  # a values path, `*` for any key or index (a `range` item)
@@ -197,7 +197,7 @@ def pod_key_maps(lines: list[str], pod: int, stop: int, indent: int) -> list[tup
         if m is None or int(m.group(3)) != indent:
             continue
         key = next((lines[j] for j in range(n - 1, pod, -1) if not is_control(lines[j])), "")
-        if key.rstrip().endswith(":") and line_indent(key) >= indent:
+        if bare(key).endswith(":") and line_indent(key) >= indent:
             continue
         var = m.group(1) or m.group(2)
         out.append((n, dot_map(lines, n) if var == "." else var))
