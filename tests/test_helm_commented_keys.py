@@ -2,12 +2,12 @@
 after them (`limits: # requests default to these`), and `if`/`with`/`range` lines with a template comment after the
 action (`{{- if .gpu }} {{- /* 0: none */}}`), as maintainers write them: a map ranged beside the chart's own key
 (keyedmap), containers of a values list (listed; nested when several ask), a map built in variables (mapvars), names
-from values (namelookup), a helper under each section or writing `resources:` itself (helper), a helper given the map
-(arghelpers), and maps passed through whole, by section, or under an `if` (passthrough, patterns). Each was refused
-(the chart manual work) while only the comments set it apart from a shape it takes; a literal key (pattern A) was
-taken before and stays so. Fixed, each keeps every comment on the line it was on; with the switch off the render is
-the original's, with it on no device key is left in a container and the claims ask for as many devices as the keys
-did. Each chart here is written for the test; renders are real."""
+from values (namelookup), a helper under each section, writing `resources:` itself, or `limits:` then `toYaml` of a
+variable (helper), a helper given the map (arghelpers), and maps passed through whole, by section, or under an `if`
+(passthrough, patterns). Each was refused (the chart manual work) while only the comments set it apart from a shape
+it takes; a literal key (pattern A) was taken before and stays so. Fixed, each keeps every comment on the line it was
+on; with the switch off the render is the original's, with it on no device key is left in a container and the claims
+ask for as many devices as the keys did. Each chart here is written for the test; renders are real."""
 
 from __future__ import annotations
 
@@ -199,6 +199,30 @@ GUARDED_SECTION = deployment(
 """,
 )
 
+# a helper that builds its `limits:` in a variable and writes it with toYaml (llm-d's shape, pattern D)
+MAP_HELPER = {
+    "templates/_helpers.tpl": """\
+{{- define "app.resources" -}}
+{{- $limits := dict "cpu" "1" }}
+{{- if .Values.gpu.enabled }} {{- /* true or false */}}
+{{- $_ := set $limits "nvidia.com/gpu" (.Values.gpu.count | toString) }}
+{{- end }}
+limits: # built above
+  {{- toYaml $limits | nindent 2 }}
+{{- end }}
+""",
+    "templates/server.yaml": deployment(
+        "server",
+        """\
+      containers:
+        - name: server
+          image: server:1
+          resources: # from the helper
+            {{- include "app.resources" . | nindent 12 }}
+""",
+    ),
+}
+
 # a helper that writes a container's `resources:` from a map it is given (pattern B through its argument)
 ARG_HELPER = {
     "templates/_helpers.tpl": """\
@@ -290,6 +314,10 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     "guarded section": (
         {"templates/server.yaml": GUARDED_SECTION, "values.yaml": "resources: {}\n"},
         "resources:\n  limits: {cpu: 1, nvidia.com/gpu: 1}\n",
+    ),
+    "maphelper": (
+        {**MAP_HELPER, "values.yaml": "gpu:\n  enabled: false\n  count: 1\n"},
+        "gpu:\n  enabled: true\n  count: 2\n",
     ),
     "arghelper": (
         {**ARG_HELPER, "values.yaml": "server:\n  resources: {}\n"},

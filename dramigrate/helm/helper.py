@@ -1016,9 +1016,6 @@ def _resources_end(lines: list[str], block: Block, index: int) -> int:
     return end if more else block.end
 
 
-_SECTION = re.compile(r"^(\s*)(limits|requests):\s*$")
-
-
 def _section_edits(lines: list[str], define: str, key: KeyLine, state: str) -> list[tuple[int, int, list[str]]]:
     """(start, stop, new lines) for a helper that writes `limits:` then `toYaml $limits` (llm-d's): with the switch on
     the map loses the device key, and a section left empty goes with its key, as the migration drops it."""
@@ -1031,10 +1028,9 @@ def _section_edits(lines: list[str], define: str, key: KeyLine, state: str) -> l
             "with toYaml"
         )
     parent = lines[at - 1] if at > 0 else ""
-    section = _SECTION.match(parent)
-    if section is None or parent_line(lines, at) != at - 1:
+    if not is_key(parent, "limits", "requests") or parent_line(lines, at) != at - 1:
         raise NotHelper(f"{key.file}:{at + 1}: the helper's toYaml line is not right below its `limits:`")
-    pad = section.group(1)
+    pad = " " * line_indent(parent)
     before = next((x for x in reversed(lines[: at - 1]) if x.strip()), "")
     right = "-" if before.rstrip().endswith("-}}") else ""  # that trim ate the newline before the key: so does this
     opening = [
