@@ -39,6 +39,10 @@ KEYED_MAP = deployment(
               {{ $key }}: {{ $value | quote }}
               {{- end }}
               memory: 1Gi
+      {{- with .Values.tolerations }} {{- /* a list or nothing */}}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
 """,
 )
 
@@ -165,6 +169,10 @@ LITERAL = deployment(
               {{- end }}
             requests: # the same
               cpu: 1
+      {{- with .Values.tolerations }} {{- /* a list or nothing */}}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
 """,
 )
 
@@ -181,6 +189,10 @@ WHOLE = deployment(
           image: side:1
           resources: # the platform's flavor
             {{- toYaml .Values.flavor | nindent 12 }}
+      {{- with .Values.tolerations }} {{- /* a list or nothing */}}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
 """,
 )
 
@@ -335,12 +347,13 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
 
 
 def _comments(chart: Path) -> Counter[tuple[str, str, str]]:
-    """Each comment of the templates, by file, with what it follows: the whole line for a YAML comment after a key,
-    the action's keyword for a template comment after an action (an `if` the switch joins is written anew)."""
+    """Each comment of the templates, by file, with where it is: the whole line for a YAML comment after a key; for a
+    template comment after an action, the line's indent (an `if` the switch joins, or a `with` the DRA toleration's
+    `if` takes the place of, is written anew)."""
     out: Counter[tuple[str, str, str]] = Counter()
     for path in (chart / "templates").iterdir():
         for line in path.read_text().splitlines():
-            if m := re.search(r"\{\{-?\s*(\w+).*?(\{\{-?\s*/\*.*)$", line):
+            if m := re.fullmatch(r"( *)\{\{.*?(\{\{-?\s*/\*.*)", line):
                 out[(path.name, m.group(1), m.group(2))] += 1
             elif " # " in line:
                 out[(path.name, "", line.strip())] += 1
