@@ -1,13 +1,14 @@
-"""Every idiomatic rewrite takes a container whose `resources:`, `limits:` and `requests:` keys carry a YAML comment
-after them (`limits: # requests default to these`), and `if`/`with`/`range` lines with a template comment after the
-action (`{{- if .gpu }} {{- /* 0: none */}}`), as maintainers write them: a map ranged beside the chart's own key
-(keyedmap), containers of a values list (listed; nested when several ask), a map built in variables (mapvars), names
-from values (namelookup), a helper under each section, writing `resources:` itself, or `limits:` then `toYaml` of a
-variable (helper), a helper given the map (arghelpers), and maps passed through whole, by section, or under an `if`
-(passthrough, patterns). Each was refused (the chart manual work) while only the comments set it apart from a shape
-it takes; a literal key (pattern A) was taken before and stays so. Fixed, each keeps every comment on the line it was
-on; with the switch off the render is the original's, with it on no device key is left in a container and the claims
-ask for as many devices as the keys did. Each chart here is written for the test; renders are real."""
+"""Every idiomatic rewrite takes a pod whose `containers:`, `resources:`, `limits:` and `requests:` keys carry a YAML
+comment after them (`limits: # requests default to these`), and `if`/`with`/`range` lines with a template comment
+after the action (`{{- if .gpu }} {{- /* 0: none */}}`), as maintainers write them: a map ranged beside the chart's
+own key (keyedmap), containers of a values list (listed; nested when several ask), a map built in variables
+(mapvars), names from values (namelookup), a helper under each section, writing `resources:` itself, or `limits:`
+then `toYaml` of a variable (helper), a helper given the map (arghelpers), and maps passed through whole, by section,
+or under an `if` (passthrough, patterns). Each was refused (the chart manual work) while only the comments set it
+apart from a shape it takes; a literal key (pattern A) was taken before and stays so. Fixed, each keeps every comment
+on the line it was on; with the switch off the render is the original's, with it on no device key is left in a
+container and the claims ask for as many devices as the keys did. Each chart here is written for the test; renders
+are real."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from dramigrate.helm.render import RenderOptions, render_chart
 KEYED_MAP = deployment(
     "runner",
     """\
-      containers:
+      containers: # the pod's
         - name: runner
           image: runner:1
           resources: # the scheduler reads these
@@ -40,7 +41,7 @@ KEYED_MAP = deployment(
               {{- end }}
               memory: 1Gi
       {{- with .Values.tolerations }} {{- /* a list or nothing */}}
-      tolerations:
+      tolerations: # the values' own
         {{- toYaml . | nindent 8 }}
       {{- end }}
 """,
@@ -50,7 +51,7 @@ KEYED_MAP = deployment(
 LISTED = deployment(
     "runner",
     """\
-      containers:
+      containers: # the pod's
         {{- range .Values.containers }} {{- /* each item */}}
         - name: {{ .name }}
           image: {{ .image }}
@@ -70,7 +71,7 @@ LISTED = deployment(
 MAP_BUILT = deployment(
     "app",
     """\
-      containers:
+      containers: # the pod's
         - name: app
           image: app:1
 {{- $resources := .Values.resources | default dict }}
@@ -92,7 +93,7 @@ MAP_BUILT = deployment(
 NAMED = deployment(
     "server",
     """\
-      containers:
+      containers: # the pod's
       - name: server
         image: server:1
         resources: # the device from values
@@ -119,7 +120,7 @@ nvidia.com/gpu: {{ .Values.accel.count }}
     "templates/server.yaml": deployment(
         "runner",
         """\
-      containers:
+      containers: # the pod's
       - name: runner
         image: runner
         {{- if .Values.accel.enabled }} {{- /* true or false */}}
@@ -137,7 +138,7 @@ nvidia.com/gpu: {{ .Values.accel.count }}
 SECTIONS_PASSED = deployment(
     "media",
     """\
-      containers:
+      containers: # the pod's
       - name: media
         image: media:1
         {{- with .Values.resources }} {{- /* a map or nothing */}}
@@ -158,7 +159,7 @@ SECTIONS_PASSED = deployment(
 LITERAL = deployment(
     "infer",
     """\
-      containers:
+      containers: # the pod's
         - name: infer
           image: infer:1
           resources: # one GPU
@@ -170,7 +171,7 @@ LITERAL = deployment(
             requests: # the same
               cpu: 1
       {{- with .Values.tolerations }} {{- /* a list or nothing */}}
-      tolerations:
+      tolerations: # the values' own
         {{- toYaml . | nindent 8 }}
       {{- end }}
 """,
@@ -180,7 +181,7 @@ LITERAL = deployment(
 WHOLE = deployment(
     "server",
     """\
-      containers:
+      containers: # the pod's
         - name: server
           image: server:1
           resources: # from values
@@ -190,7 +191,7 @@ WHOLE = deployment(
           resources: # the platform's flavor
             {{- toYaml .Values.flavor | nindent 12 }}
       {{- with .Values.tolerations }} {{- /* a list or nothing */}}
-      tolerations:
+      tolerations: # the values' own
         {{- toYaml . | nindent 8 }}
       {{- end }}
 """,
@@ -200,7 +201,7 @@ WHOLE = deployment(
 GUARDED_SECTION = deployment(
     "server",
     """\
-      containers:
+      containers: # the pod's
         - name: server
           image: server:1
           {{- if .Values.resources }} {{- /* a map or nothing */}}
@@ -226,7 +227,7 @@ limits: # built above
     "templates/server.yaml": deployment(
         "server",
         """\
-      containers:
+      containers: # the pod's
         - name: server
           image: server:1
           resources: # from the helper
@@ -251,7 +252,7 @@ resources: # the argument's map
     "templates/server.yaml": deployment(
         "server",
         """\
-      containers:
+      containers: # the pod's
         - name: server
           image: server:1
           {{- include "app.resources" .Values.server | nindent 10 }}
@@ -280,7 +281,7 @@ resources: # the accelerator only
     "templates/server.yaml": deployment(
         "server",
         """\
-      containers:
+      containers: # the pod's
         - name: server
           image: server:1
           {{- include "app.resources" . | nindent 10 }}

@@ -1244,7 +1244,7 @@ def _site_pod(lines: list[str], index: int, writes_key: bool, rel: str) -> tuple
     placed = _placed_at(lines[index])
     heads = ("containers:", "initContainers:", *(f"{k}:" for k in _single_containers(lines, index)))
     containers = next(
-        (i for i in range(index - 1, -1, -1) if lines[i].strip() in heads and line_indent(lines[i]) < placed),
+        (i for i in range(index - 1, -1, -1) if bare(lines[i]) in heads and line_indent(lines[i]) < placed),
         -1,
     )
     if containers < 0:

@@ -1171,14 +1171,13 @@ def _containers_line(lines: list[str], res: int) -> int:
     """The line that holds the container of the `resources:` line `res`: its `containers:` (`initContainers:`) list,
     or the container itself when it is the single container of a pod (KServe's `predictor.model:`)."""
     parent = parent_line(lines, res)
-    if parent >= 0 and lines[parent].strip() in _single_heads():
+    if parent >= 0 and bare(lines[parent]) in _single_heads():
         return parent
     return next(
         (
             i
             for i in range(res - 1, -1, -1)
-            if lines[i].strip() in ("containers:", "initContainers:")
-            and line_indent(lines[i]) < line_indent(lines[res])
+            if is_key(lines[i], "containers", "initContainers") and line_indent(lines[i]) < line_indent(lines[res])
         ),
         -1,
     )
@@ -2658,7 +2657,7 @@ def _pod_edits(
         raise RewriteError(f"{w.rel}: the migration names the claim differently in the branches of the device choice")
     # the pod's claims go before its `containers:` list: an `initContainers:` list may sit inside its own `if`
     lists = [_containers_line(lines, at) for at in res_lines]
-    containers = next((i for i in lists if i >= 0 and lines[i].strip() == "containers:"), lists[0])
+    containers = next((i for i in lists if i >= 0 and is_key(lines[i], "containers")), lists[0])
     if containers < 0:
         raise RewriteError(f"{w.rel}: no `containers:` line above the device key")
     pod = parent_line(lines, containers)

@@ -56,7 +56,7 @@ def pod_advice(root: Path, library: str) -> str:
         lines = text.splitlines()
         for b in blocks(text):
             body = range(b.start, b.end + 1)
-            if b.word != "define" or not any(lines[i].strip() == "containers:" for i in body):
+            if b.word != "define" or not any(is_key(lines[i], "containers") for i in body):
                 continue
             if any("resourceClaims" in lines[i] for i in body):
                 return ""

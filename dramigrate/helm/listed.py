@@ -298,7 +298,7 @@ def _list_key(lines: list[str], res: int) -> int:
     from dramigrate.helm.templatelines import line_indent
 
     for i in range(res - 1, -1, -1):
-        if lines[i].strip() in ("containers:", "initContainers:") and line_indent(lines[i]) < line_indent(lines[res]):
+        if is_key(lines[i], "containers", "initContainers") and line_indent(lines[i]) < line_indent(lines[res]):
             return i
     return -1
 

@@ -43,6 +43,7 @@ from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
 from dramigrate.helm.templatelines import (
     BlockDumper,
+    bare,
     block_end,
     emits_text,
     is_control,
@@ -142,7 +143,7 @@ def site(text: str) -> Site | None:
         literal = tuple(dict.fromkeys(n for x in built for n in literal_entries(x)))
         if not literal and not any(e.search(x) for x in built for e in (_DICT_ENTRY, _SET_ENTRY)):
             return None
-        containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in _heads()), -1)
+        containers = next((j for j in range(i - 1, -1, -1) if bare(lines[j]) in _heads()), -1)
         if containers < 0 or line_indent(lines[containers]) >= line_indent(lines[owner]):
             return None
         return Site(i, var, parent_line(lines, containers), section, literal)
@@ -859,7 +860,7 @@ def _map_edits(lines: list[str], where: Site, names: list[str], state: str, rel:
     declare = v.declare
     if where.section < 0:
         depths = _depths(lines)
-        at = next(j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in _heads())
+        at = next(j for j in range(where.pod + 1, len(lines)) if bare(lines[j]) in _heads())
         if depths[at] == depths[where.toyaml]:
             return where.toyaml, [
                 (where.toyaml, where.toyaml, [pad + declare, *_map_lines(pad, where.var, names, state, v)])
@@ -867,7 +868,7 @@ def _map_edits(lines: list[str], where: Site, names: list[str], state: str, rel:
         # the map is written inside a block (suse-pytorch's `if .Values.resources`): the DRA variables are set at the
         # pod's depth, right after `containers:` (trimming only its line end), so the pod's claim after its last key
         # reads them
-        if lines[at] != lines[at].rstrip() or lines[at].strip() not in _heads() - {"- containers:"}:
+        if lines[at] != lines[at].rstrip() or bare(lines[at]) not in _heads() - {"- containers:"}:
             raise NotMapBuilt(f"{rel}:{at + 1}: no `containers:` line to set the DRA variables after")
         ind = " " * (line_indent(lines[at]) + 2)
         edits = [
@@ -996,7 +997,7 @@ def rewrite(
     scope, edits = _map_edits(lines, where, list(specs), enabled, rel, v)
     if beside:
         edits += _beside_edits(lines, _beside_in(lines, where, beside, scope, rel, several), list(specs), enabled, v)
-    containers = next(j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in _heads())
+    containers = next(j for j in range(where.pod + 1, len(lines)) if bare(lines[j]) in _heads())
     ind = " " * line_indent(lines[containers])
     depths = [*_depths(lines), _depths([*lines, ""])[-1]]  # and after the last line
     level = depths[scope]

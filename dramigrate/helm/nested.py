@@ -311,7 +311,7 @@ def rewrite(text: str, rel: str, rules: RuleSet, deltas: list[PodDelta], chart: 
     if len(lists) != 1 or -1 in lists:
         raise RewriteError(f"{rel}: the device keys are not all in one pod's `containers:` list")
     cl = lists.pop()
-    if masked[cl].strip() != "containers:":
+    if not is_key(masked[cl], "containers"):
         raise RewriteError(f"{rel}:{cl + 1}: the device keys are in init containers")
     end = next(
         (

@@ -514,7 +514,7 @@ def _beside(lines: list[str], j: int, heads: set[str]) -> int | None:
         k = j + step
         while 0 <= k < len(lines):
             text = lines[k]
-            if text.strip() in heads and line_indent(text) == at:
+            if bare(text) in heads and line_indent(text) == at:
                 return k
             if (
                 not is_control(text) and line_indent(text) < at
@@ -1513,7 +1513,7 @@ def helper_built_steps(root: Path, rel: str, text: str, maps: list[Path_]) -> st
             name, body, start = define.group(1) if define else "", "", n + 1
     uses = re.compile(rf"{re.escape(built.map_var)}(?![\w])")
     write = next((k for k in range(built.read + 1, len(lines)) if uses.search(lines[k])), None)
-    pod = next((k for k in range(write or 0, -1, -1) if lines[k].strip() == "containers:"), None) if write else None
+    pod = next((k for k in range(write or 0, -1, -1) if is_key(lines[k], "containers")), None) if write else None
     sibling = sibling_key(built.key, "resourceClaims")
     if not copies or pod is None:
         return ""
@@ -1656,7 +1656,7 @@ def built_map_edits(
     uses = re.compile(rf"{re.escape(built.map_var)}(?![\w])")
     write = next((k for k in range(built.read + 1, len(lines)) if uses.search(lines[k])), None)
     heads = _pod_heads()
-    pod = next((k for k in range(write, -1, -1) if lines[k].strip() in heads), None) if write is not None else None
+    pod = next((k for k in range(write, -1, -1) if bare(lines[k]) in heads), None) if write is not None else None
     if pod is None:
         raise NotPassThrough(f"{rel}:{built.read + 1}: no `containers:` line above the line that writes the map")
     edits = _Edits(text, rel, scoped, heads, lines, chart=chart)
@@ -2011,7 +2011,7 @@ def pod_defines(templates: dict[str, str], rels: set[str]) -> dict[str, list[Pod
         lines = templates[rel].splitlines()[: block.end]
         body = "\n".join(lines[block.start + 1 :])
         called |= set(_INCLUDED.findall(body))
-        head = next((i for i in range(block.start + 1, block.end) if lines[i].strip() in heads), None)
+        head = next((i for i in range(block.start + 1, block.end) if bare(lines[i]) in heads), None)
         if head is not None and _MAP_EXPR.search("\n".join(lines[head:])):
             root = next((v for v in _ROOT_VAR.findall(body) if v != "$"), "$")
             known = _argument_paths(body, name, {r: t for r, t in templates.items() if r in rels})
@@ -2032,8 +2032,8 @@ def _claims_beside_sections(t: _Edits, i: int, claims: str, named: str = "") -> 
     lines = t.lines
     top = -1
     for j in range(i - 1, -1, -1):  # the nearest `resources:` above, within the pod's containers
-        if lines[j].strip() in t.heads or item_key(lines[j]) == "resources:":
-            top = j if lines[j].strip() not in t.heads else -1
+        if bare(lines[j]) in t.heads or item_key(lines[j]) == "resources:":
+            top = j if bare(lines[j]) not in t.heads else -1
             break
     child = next((j for j in range(top + 1, len(lines)) if not _CONTROL.match(lines[j]) and lines[j].strip()), -1)
     if top < 0 or child < 0 or line_indent(lines[child]) <= line_indent(lines[top]):
@@ -2442,9 +2442,7 @@ def _pass_through(
     if lines[i].lstrip().startswith("{{") and head >= 0 and bare(lines[head]).endswith(":"):
         # `resources:` then `{{ ... | toYaml | indent 10 }}` at column 0, maybe inside `{{- if }}`/`{{- else }}`
         at = max(at, line_indent(lines[head]) + 1)
-    containers = next(
-        (j for j in range(i - 1, -1, -1) if lines[j].strip() in t.heads and line_indent(lines[j]) < at), -1
-    )
+    containers = next((j for j in range(i - 1, -1, -1) if bare(lines[j]) in t.heads and line_indent(lines[j]) < at), -1)
     if containers < 0:
         raise NotPassThrough(f"{t.rel}:{i + 1}: no `containers:` line above the resources map")
     ind = " " * line_indent(lines[containers])
