@@ -19,11 +19,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from dramigrate.helm.helper import blocks
+from dramigrate.helm.templatelines import is_key
 
 # a field of `.` (`.resources`), not of a variable or of a call's result
 _FIELD = re.compile(r"(?<![\w$)\]])\.([A-Za-z_]\w*)")
 _WRITE = re.compile(r"\btoYaml\s+\.resources(?:\.(limits|requests))?(?![.\w])")
-_RESOURCES_KEY = re.compile(r"\s*resources:\s*")
 # a call with a values path (`include "sim.resources" .Values.ollama`, `$.Values.ollama`)
 _CALL = re.compile(r'\b(?:include|template)\s+"([^"]+)"\s+\$?(\.Values(?:\.[A-Za-z_]\w*)+)(?=[\s|)}])')
 
@@ -49,7 +49,7 @@ def arg_helpers(templates: dict[str, str]) -> dict[str, ArgHelper]:
             writes = [(b.start + 1 + j, m) for j, line in enumerate(body) if (m := _WRITE.search(line))]
             if not writes and _with_whole(body):
                 writes = [(b.start, None)]
-            if writes and any(_RESOURCES_KEY.fullmatch(line) for line in body):
+            if writes and any(is_key(line, "resources") for line in body):
                 section = next((j for j, m in writes if m is not None and m.group(1)), -1)
                 out[name.group(1)] = ArgHelper(rel, section)
     return out

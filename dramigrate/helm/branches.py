@@ -14,7 +14,7 @@ import re
 
 from dramigrate.helm.helper import Block, KeyLine, NotHelper, blocks, enclosing
 from dramigrate.helm.locate import _ACTION
-from dramigrate.helm.templatelines import parent_line
+from dramigrate.helm.templatelines import bare, parent_line
 
 Branch = tuple[tuple[int, int], ...]  # (block start line, branch number) from the outermost block in
 
@@ -40,7 +40,7 @@ def _exclusive(a: Branch, b: Branch, words: dict[int, str]) -> bool:
 
 def _section(lines: list[str], index: int) -> str:
     parent = parent_line(lines, index)
-    return lines[parent].strip().rstrip(":") if parent >= 0 else ""
+    return bare(lines[parent]).rstrip(":") if parent >= 0 else ""
 
 
 def per_branch(text: str, define: Block, keys: list[KeyLine]) -> dict[Branch, KeyLine] | None:

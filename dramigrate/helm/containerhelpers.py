@@ -17,13 +17,13 @@ import re
 
 from dramigrate.helm.helper import blocks
 from dramigrate.helm.patterns import map_reads
+from dramigrate.helm.templatelines import is_key
 
 _MAP = r"\.Values(?:\.[A-Za-z_]\w*)*\.[A-Za-z_]*[Rr]esources|(?<![\w)\]$])\.resources"
 _INDENTED = r"\s*\|\s*n?indent\s+[1-9]\d*\s*"
 _TOYAML = re.compile(rf"\{{\{{-?\s*toYaml\s+({_MAP}){_INDENTED}-?\}}\}}")
 _TOYAML_DOT = re.compile(rf"\{{\{{-?\s*toYaml\s+\.{_INDENTED}-?\}}\}}")
 _WITH = re.compile(rf"\{{\{{-?\s*with\s+({_MAP})\s*-?\}}\}}")
-_KEY = re.compile(r"\s*resources:\s*")
 _POD_KEYS = re.compile(r"^\s*(?:-\s+)?(?:containers|initContainers):", re.M)
 _DEVICE_KEY = re.compile(r"""^\s*(?:-\s+)?["']?[\w.-]+\.[a-z]{2,}/[\w.-]+["']?\s*:""", re.M)
 _ANY_MAP = re.compile(rf"\$?(?:{_MAP})(?![\w])")
@@ -46,7 +46,7 @@ def container_helpers(templates: dict[str, str]) -> dict[str, str]:
                 continue
             written = set()
             for j, line in enumerate(body[:-1]):
-                if not _KEY.fullmatch(line):
+                if not is_key(line, "resources"):
                     continue
                 below = body[j + 1].strip()
                 if m := _TOYAML.fullmatch(below):

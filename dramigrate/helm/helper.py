@@ -54,11 +54,13 @@ from dramigrate.helm.suitevalues import SuiteRender, changed_part, trimmed_case
 from dramigrate.helm.switchname import OWN, build_beside, switch_key
 from dramigrate.helm.templatelines import (
     action_body,
+    bare,
     block_end,
     child_indent,
     emits_text,
     in_actions,
     is_control,
+    is_key,
     line_indent,
     parent_line,
 )
@@ -1002,7 +1004,7 @@ def _resources_end(lines: list[str], block: Block, index: int) -> int:
     container's `resources:` that holds the key at `index` (a pod-template helper), the line after that block and
     the `end`s of the blocks opened in it."""
     res = parent_line(lines, parent_line(lines, index))
-    if res <= block.start or lines[res].strip() != "resources:":
+    if res <= block.start or not is_key(lines[res], "resources"):
         return block.end
     end, depth = block_end(lines, res), 0
     for line in lines[res + 1 : end]:
@@ -1012,9 +1014,6 @@ def _resources_end(lines: list[str], block: Block, index: int) -> int:
         end, depth = end + 1, depth - 1
     more = any(not is_control(line) and line.strip() for line in lines[end : block.end])
     return end if more else block.end
-
-
-_SECTION = re.compile(r"^(\s*)(limits|requests):\s*$")
 
 
 def _section_edits(lines: list[str], define: str, key: KeyLine, state: str) -> list[tuple[int, int, list[str]]]:
@@ -1029,10 +1028,9 @@ def _section_edits(lines: list[str], define: str, key: KeyLine, state: str) -> l
             "with toYaml"
         )
     parent = lines[at - 1] if at > 0 else ""
-    section = _SECTION.match(parent)
-    if section is None or parent_line(lines, at) != at - 1:
+    if not is_key(parent, "limits", "requests") or parent_line(lines, at) != at - 1:
         raise NotHelper(f"{key.file}:{at + 1}: the helper's toYaml line is not right below its `limits:`")
-    pad = section.group(1)
+    pad = " " * line_indent(parent)
     before = next((x for x in reversed(lines[: at - 1]) if x.strip()), "")
     right = "-" if before.rstrip().endswith("-}}") else ""  # that trim ate the newline before the key: so does this
     opening = [
@@ -1246,13 +1244,13 @@ def _site_pod(lines: list[str], index: int, writes_key: bool, rel: str) -> tuple
     placed = _placed_at(lines[index])
     heads = ("containers:", "initContainers:", *(f"{k}:" for k in _single_containers(lines, index)))
     containers = next(
-        (i for i in range(index - 1, -1, -1) if lines[i].strip() in heads and line_indent(lines[i]) < placed),
+        (i for i in range(index - 1, -1, -1) if bare(lines[i]) in heads and line_indent(lines[i]) < placed),
         -1,
     )
     if containers < 0:
         return -1, -1
     on_key = lines[index].strip().startswith("resources:")
-    below_key = index > 0 and lines[index - 1].strip() == "resources:" and is_control(lines[index])
+    below_key = index > 0 and is_key(lines[index - 1], "resources") and is_control(lines[index])
     own_key = writes_key and is_control(lines[index])  # the helper writes `resources:` itself
     if not (on_key or below_key or own_key or section_at(lines, index) >= 0):
         raise NotHelper(f"{rel}:{index + 1}: the helper is not included as a container's `resources:`")
@@ -1293,10 +1291,10 @@ def section_at(lines: list[str], index: int) -> int:
     if not is_control(lines[index]):
         return -1
     section = parent_line(lines, index)
-    if section < 0 or lines[section].strip() not in ("limits:", "requests:"):
+    if section < 0 or not is_key(lines[section], "limits", "requests"):
         return -1
     res = parent_line(lines, section)
-    return section if res >= 0 and lines[res].strip() == "resources:" else -1
+    return section if res >= 0 and is_key(lines[res], "resources") else -1
 
 
 def _section_edits_at(
@@ -1665,7 +1663,7 @@ def build(
     if all(k.var for k in keys):  # toYaml lines (llm-d's limits and requests maps): the limits one counts
         if len({k.resource for k in keys}) != 1:
             raise NotHelper("the helper writes different device keys")
-        keys = sorted(keys, key=lambda k: (_line(root, k, -1).strip() != "limits:", k.index))
+        keys = sorted(keys, key=lambda k: (not is_key(_line(root, k, -1), "limits"), k.index))
     elif per_branch(root, keys) is not None:  # cosmos3's `if eq $gpu 1` ... `else if eq $gpu 8`: a count per branch
         pass
     elif len({(k.resource, k.name_expr, k.count) for k in keys}) != 1:
@@ -1704,7 +1702,7 @@ def build(
         raise NotHelper(f"{file} has a {define}.draCount define already")
     block = next(b for name, b in _defines(helper_text) if name == define)
     above = helper_text.splitlines()[block.start + 1 : key.index]
-    writes_key = any(re.fullmatch(r"\s*resources:\s*", line) for line in above)  # llm-d's `resources:` + toYaml
+    writes_key = any(is_key(line, "resources") for line in above)  # llm-d's `resources:` + toYaml
     writes_key = writes_key or any(_writes_resources(root, h) for h in hops)
     by_rel: dict[str, list[Wiring]] = {}
     for s in sites:
@@ -1900,7 +1898,7 @@ def _writes_resources(root: Path, hop: Hop) -> bool:
     text = (root / hop.rel).read_text(encoding="utf-8")
     block = next(b for name, b in _defines(text) if name == hop.outer)
     lines = text.splitlines()[block.start + 1 : hop.index]
-    return bool(lines) and lines[-1].strip() == "resources:"
+    return bool(lines) and is_key(lines[-1], "resources")
 
 
 def _pod_hop(texts: dict[str, str], sites: list[CallSite], hops: list[Hop], writes_key: bool) -> Hop | None:
@@ -1948,7 +1946,7 @@ def _own_pod(
     if not podless:
         return None
     at = parent_line(lines, parent_line(lines, keys[0].index))  # `resources:` above `limits:`/`requests:` above the key
-    if at <= block.start or lines[at].strip() != "resources:" or _site_pod(lines, at, False, file)[1] <= block.start:
+    if at <= block.start or not is_key(lines[at], "resources") or _site_pod(lines, at, False, file)[1] <= block.start:
         return None
     hop = Hop(file, at, define, define, ".")
     _root_sites(texts, sites, hop, len(podless) == len(sites))
@@ -2010,7 +2008,7 @@ def _section(root: Path, key: KeyLine) -> str:
     """The YAML key the device key sits under in the helper (`limits`, `requests`), template actions skipped."""
     lines = (root / key.file).read_text(encoding="utf-8").splitlines()
     parent = parent_line(lines, key.index) if key.index < len(lines) else -1
-    return lines[parent].strip().rstrip(":") if parent >= 0 else ""
+    return bare(lines[parent]).rstrip(":") if parent >= 0 else ""
 
 
 def _uncounted(spec: dict[str, Any]) -> dict[str, Any]:

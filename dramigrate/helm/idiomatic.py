@@ -106,6 +106,7 @@ from dramigrate.helm.templatelines import (
     child_indent,
     emits_text,
     is_control,
+    is_key,
     item_key,
     line_indent,
     parent_line,
@@ -628,7 +629,7 @@ def find_devices(
         m, key = _LITERAL_KEY.match(line), _named_key_at(text, offsets[i], line, helpers) if named else None
         guarded = inline_guard(line) if m is None and key is None else None
         m = _LITERAL_KEY.match(guarded[1]) if guarded else m  # `{{ if .gpu }}nvidia.com/gpu: {{ .gpu }}{{ end }}`
-        if (m or key) and ((up := parent_line(lines, i)) < 0 or bare(lines[up]) not in ("limits:", "requests:")):
+        if (m or key) and ((up := parent_line(lines, i)) < 0 or not is_key(lines[up], "limits", "requests")):
             continue  # a key elsewhere (a nodeSelector label `amd.com/gpu: "true"`, its name from values or not)
         if not (m or key) or line.lstrip().startswith("-") or (key and key[1] in kept):
             continue
@@ -1105,7 +1106,7 @@ def _range_keys(lines: list[str]) -> list[tuple[int, str, str]]:
     out = []
     for i, line in enumerate(lines):
         key = _RANGE_KEY.fullmatch(line)
-        if not key or (up := parent_line(lines, i)) < 0 or bare(lines[up]) not in ("limits:", "requests:"):
+        if not key or (up := parent_line(lines, i)) < 0 or not is_key(lines[up], "limits", "requests"):
             continue
         ranges = re.findall(rf"\brange\s+\${key.group(1)}\s*,\s*\$\w+\s*:=\s*(.+?)\s*-?\}}\}}", "\n".join(lines[:i]))
         if ranges:
@@ -1161,7 +1162,7 @@ def _pod_head(lines: list[str], index: int) -> int:
 def _resources_line(lines: list[str], d: Device, rel: str) -> int:
     """The `resources:` line above a device key (through its `limits:`/`requests:`)."""
     parent = section_line(lines, d)
-    if parent < 0 or (d.section < 0 and bare(lines[parent]) not in ("limits:", "requests:")):
+    if parent < 0 or (d.section < 0 and not is_key(lines[parent], "limits", "requests")):
         raise NotIdiomatic(Pattern("F", d.index + 1, lines[d.index].strip()), rel, "not under limits/requests")
     return parent_line(lines, parent)
 
@@ -1170,14 +1171,13 @@ def _containers_line(lines: list[str], res: int) -> int:
     """The line that holds the container of the `resources:` line `res`: its `containers:` (`initContainers:`) list,
     or the container itself when it is the single container of a pod (KServe's `predictor.model:`)."""
     parent = parent_line(lines, res)
-    if parent >= 0 and lines[parent].strip() in _single_heads():
+    if parent >= 0 and bare(lines[parent]) in _single_heads():
         return parent
     return next(
         (
             i
             for i in range(res - 1, -1, -1)
-            if lines[i].strip() in ("containers:", "initContainers:")
-            and line_indent(lines[i]) < line_indent(lines[res])
+            if is_key(lines[i], "containers", "initContainers") and line_indent(lines[i]) < line_indent(lines[res])
         ),
         -1,
     )
@@ -2188,7 +2188,7 @@ def _holder_label(lines: list[str], w: Workload) -> str:
                 or lines[i].lstrip().startswith("- ")
             ):
                 continue  # an earlier item of the list, or its content
-            at = i if line_indent(lines[i]) == line_indent(lines[item]) and lines[i].rstrip().endswith(":") else at
+            at = i if line_indent(lines[i]) == line_indent(lines[item]) and bare(lines[i]).endswith(":") else at
             break
     words = re.findall(r"[A-Z]?[a-z0-9]+", item_key(lines[at]).split(":")[0]) if at >= 0 else []
     while words and words[-1].lower() in ("spec", "specs", "template"):
@@ -2252,7 +2252,7 @@ def _containers(w: Workload) -> list[list[Device]] | None:
     by_res: dict[int, list[Device]] = {}
     for d in w.devices:
         parent = section_line(lines, d)
-        if parent < 0 or (d.section < 0 and bare(lines[parent]) not in ("limits:", "requests:")):
+        if parent < 0 or (d.section < 0 and not is_key(lines[parent], "limits", "requests")):
             return None
         by_res.setdefault(parent_line(lines, parent), []).append(d)
     if len(by_res) < 2 or len({d.resource for d in w.devices}) != 1 or min(by_res) < 0:
@@ -2657,7 +2657,7 @@ def _pod_edits(
         raise RewriteError(f"{w.rel}: the migration names the claim differently in the branches of the device choice")
     # the pod's claims go before its `containers:` list: an `initContainers:` list may sit inside its own `if`
     lists = [_containers_line(lines, at) for at in res_lines]
-    containers = next((i for i in lists if i >= 0 and lines[i].strip() == "containers:"), lists[0])
+    containers = next((i for i in lists if i >= 0 and is_key(lines[i], "containers")), lists[0])
     if containers < 0:
         raise RewriteError(f"{w.rel}: no `containers:` line above the device key")
     pod = parent_line(lines, containers)

@@ -53,19 +53,19 @@ class KeyedMap:
 def key_lines(lines: list[str]) -> list[tuple[int, str, str]]:
     """Each line (0-based) that writes `{{ $k }}: {{ $v }}` directly under `limits:`/`requests:` as the body of a
     `range $k, $v := X` over a values map, with `$k` and X read from the root; [] when a line writes more."""
-    from dramigrate.helm.templatelines import parent_line
+    from dramigrate.helm.templatelines import bare, is_key, parent_line
 
     out = []
     for i, line in enumerate(lines):
         m = _KEY_LINE.fullmatch(line)
-        if not m or (up := parent_line(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:"):
+        if not m or (up := parent_line(lines, i)) < 0 or not is_key(lines[up], "limits", "requests"):
             continue
         count = m.group(2) or m.group(3)
         head = re.fullmatch(
             rf"\s*\{{\{{-?\s*range\s+\${m.group(1)}\s*,\s*\${count}\s*:=\s*\$?(\.Values(?:\.\w+)+)\s*-?\}}\}}\s*",
-            lines[i - 1],
+            bare(lines[i - 1]),
         )
-        end = re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[i + 1]) if i + 1 < len(lines) else None
+        end = re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", bare(lines[i + 1])) if i + 1 < len(lines) else None
         if head is None or end is None:
             return []
         out.append((i, f"${m.group(1)}", "$" + head.group(1)))
@@ -325,16 +325,16 @@ def _map_pods(lines: list[str], rel: str, found: list[tuple[int, str, str]]) -> 
     worker, a Ray head and worker group), its pod spec line, its container's `resources:` line (0-based) and the map
     its claim counts (the container's limits map, else its requests map)."""
     from dramigrate.helm.listed import _list_key
-    from dramigrate.helm.templatelines import parent_line
+    from dramigrate.helm.templatelines import bare, is_key, parent_line
 
     by_resources: dict[int, list[tuple[int, str]]] = {}
     for i, _, over in found:
         by_resources.setdefault(parent_line(lines, parent_line(lines, i)), []).append((i, over))
     pods = []
     for at, keys in by_resources.items():
-        if at < 0 or lines[at].strip() != "resources:":
+        if at < 0 or not is_key(lines[at], "resources"):
             raise RewriteError(f"{rel}: the values maps' device keys are not under one `resources:` of a container")
-        sections = {lines[parent_line(lines, i)].strip()[:-1]: over for i, over in keys}
+        sections = {bare(lines[parent_line(lines, i)])[:-1]: over for i, over in keys}
         if len(sections) != len(keys):
             raise RewriteError(f"{rel}:{at + 1}: a container writes its limits or requests from two values maps")
         pod = parent_line(lines, _list_key(lines, at))

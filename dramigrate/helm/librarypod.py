@@ -10,6 +10,8 @@ from pathlib import Path
 
 import yaml
 
+from dramigrate.helm.templatelines import is_key
+
 # the values map a container's `resources:` is written from: `{{- with .Values.x.resources }}` above the key, or
 # `toYaml .Values.x.resources` on its line or the next
 _WITH_MAP = re.compile(r"\{\{-?\s*with\s+\$?\.Values\.([\w.]+)\s*-?\}\}")
@@ -54,11 +56,11 @@ def pod_advice(root: Path, library: str) -> str:
         lines = text.splitlines()
         for b in blocks(text):
             body = range(b.start, b.end + 1)
-            if b.word != "define" or not any(lines[i].strip() == "containers:" for i in body):
+            if b.word != "define" or not any(is_key(lines[i], "containers") for i in body):
                 continue
             if any("resourceClaims" in lines[i] for i in body):
                 return ""
-            at = next((i for i in body if lines[i].strip() == "resources:" and _resources_map(lines, i)), -1)
+            at = next((i for i in body if is_key(lines[i], "resources") and _resources_map(lines, i)), -1)
             if at < 0:
                 continue
             rel = path.relative_to(root).as_posix()

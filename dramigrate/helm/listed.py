@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from dramigrate.helm.patterns import _INLINE_IF, _LITERAL_KEY, count_expression
 from dramigrate.helm.rewrite import RewriteError, _actions
-from dramigrate.helm.templatelines import action_body
+from dramigrate.helm.templatelines import action_body, bare, is_key
 
 if TYPE_CHECKING:
     from dramigrate.helm.model import PodDelta
@@ -163,14 +163,13 @@ def keys(text: str, rel: str, rules: RuleSet) -> list[_Key]:
     lines = text.splitlines()
     out, offset = [], 0
     for i, line in enumerate(text.splitlines(keepends=True)):
-        bare = line.rstrip("\n")
-        guarded = _INLINE_IF.match(bare)
-        m = _LITERAL_KEY.match(guarded.group(3) if guarded else bare)
+        row = line.rstrip("\n")
+        guarded = _INLINE_IF.match(row)
+        m = _LITERAL_KEY.match(guarded.group(3) if guarded else row)
         if m and rules.is_device_candidate(m.group(2)) and rules.lookup(m.group(2)) is not None:
             up = parent_line(lines, i)
-            section = lines[up].strip() if up >= 0 else ""
-            if section in ("limits:", "requests:"):
-                out.append(_key(text, rel, i, offset, bare, m.group(2), section[:-1]))
+            if up >= 0 and is_key(lines[up], "limits", "requests"):
+                out.append(_key(text, rel, i, offset, row, m.group(2), bare(lines[up])[:-1]))
         offset += len(line)
     if not out:
         raise RewriteError(f"{rel}: no device key in a container a `range` writes")
@@ -199,7 +198,7 @@ def rewrite(text: str, rel: str, rules: RuleSet, delta: PodDelta, chart: str) ->
         if containers.setdefault(k.opened, {}).setdefault(k.section, k) is not k:
             raise RewriteError(f"{rel}:{k.index + 1}: a container of the `range` writes its {k.section} key twice")
         res = parent_line(lines, parent_line(lines, k.index))
-        if res < 0 or lines[res].strip() != "resources:" or res_lines.setdefault(k.opened, res) != res:
+        if res < 0 or not is_key(lines[res], "resources") or res_lines.setdefault(k.opened, res) != res:
             raise RewriteError(f"{rel}:{k.index + 1}: the device keys are not under one `resources:` of the container")
     heads = {k.opened: k for k in found}
     counts = {
@@ -299,7 +298,7 @@ def _list_key(lines: list[str], res: int) -> int:
     from dramigrate.helm.templatelines import line_indent
 
     for i in range(res - 1, -1, -1):
-        if lines[i].strip() in ("containers:", "initContainers:") and line_indent(lines[i]) < line_indent(lines[res]):
+        if is_key(lines[i], "containers", "initContainers") and line_indent(lines[i]) < line_indent(lines[res]):
             return i
     return -1
 

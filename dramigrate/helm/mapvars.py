@@ -41,7 +41,16 @@ from dramigrate.helm.patterns import (
 from dramigrate.helm.poddelta import pod_delta, pod_groups
 from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
-from dramigrate.helm.templatelines import BlockDumper, block_end, emits_text, is_control, line_indent, parent_line
+from dramigrate.helm.templatelines import (
+    BlockDumper,
+    bare,
+    block_end,
+    emits_text,
+    is_control,
+    is_key,
+    line_indent,
+    parent_line,
+)
 from dramigrate.helm.tolerationedits import (
     _merge_tolerations,
     given_tolerations,
@@ -61,7 +70,6 @@ _BLOCK_WORD = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b")
 _DICT_ENTRY = re.compile(r"\bdict\s+(\$\w+(?:\.\w+)*|\$?\.Values[\w.]*|\(\s*\$?\.Values[^()]*\))\s+")
 # an entry set into the map or one of its sections, its name not literal (`set $res.limits .Values.gpu.resourceName 1`)
 _SET_ENTRY = re.compile(r"\bset\s+\$\w+(?:\.\w+)*\s+(\$\w+|\$?\.Values[\w.]*|\(\s*\$?\.Values[^()]*\))\s+")
-_SECTIONS = ("limits:", "requests:")
 _CLAIM = "gpu"
 _COUNT, _KEY = "$draCount", "$draKey"
 # the scheduler allocates at most 32 devices to one claim (plan.MAX_DEVICES_PER_CLAIM): the map's one claim fails above
@@ -121,9 +129,9 @@ def site(text: str) -> Site | None:
             m = None  # `indent` writes the map's first line where the action is: only at column 0, on a line of its own
         dotted = _with_var(lines, i, depths) if not m else None
         parent = parent_line(lines, i) if not m or m.group(4) else _key_above(lines, i)
-        section = parent if lines[parent].strip() in _SECTIONS else -1
+        section = parent if is_key(lines[parent], "limits", "requests") else -1
         owner = parent_line(lines, section) if section >= 0 else parent
-        if not (m or dotted) or lines[owner].strip() != "resources:":  # the map may be built between the two
+        if not (m or dotted) or not is_key(lines[owner], "resources"):  # the map may be built between the two
             continue
         var = (m.group(2) or m.group(3)) if m else dotted
         sets = _declared(lines[:i], var)
@@ -135,7 +143,7 @@ def site(text: str) -> Site | None:
         literal = tuple(dict.fromkeys(n for x in built for n in literal_entries(x)))
         if not literal and not any(e.search(x) for x in built for e in (_DICT_ENTRY, _SET_ENTRY)):
             return None
-        containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in _heads()), -1)
+        containers = next((j for j in range(i - 1, -1, -1) if bare(lines[j]) in _heads()), -1)
         if containers < 0 or line_indent(lines[containers]) >= line_indent(lines[owner]):
             return None
         return Site(i, var, parent_line(lines, containers), section, literal)
@@ -175,7 +183,7 @@ def keys_beside(lines: list[str], where: Site, rules: RuleSet) -> list[int]:
     found = []
     for j in range(where.pod + 1, block_end(lines, where.pod)):
         m = _KEY_LINE.match(lines[j])
-        if not m or is_control(lines[j]) or lines[parent_line(lines, j)].strip() not in _SECTIONS:
+        if not m or is_control(lines[j]) or not is_key(lines[parent_line(lines, j)], "limits", "requests"):
             continue
         name = m.group(1).strip("\"'")
         if name.startswith("{{") or rules.is_device_candidate(name):
@@ -221,7 +229,7 @@ def _beside(lines: list[str], keys: list[int], rel: str) -> _Beside:
         read.append((f"({name})" if re.search(r"\s", name) else name, count))
     sections = [parent_line(lines, j) for j in keys]
     owners = {parent_line(lines, s) for s in sections}
-    if len(set(read)) != 1 or len(owners) != 1 or lines[min(owners)].strip() != "resources:":
+    if len(set(read)) != 1 or len(owners) != 1 or not is_key(lines[min(owners)], "resources"):
         raise NotMapBuilt(f"{why} (one name and count under the sections of one `resources:` key)")
     (name, count), owner = read[0], min(owners)
 
@@ -258,7 +266,7 @@ def _beside_in(
     if b.start < scope or min(depths[scope : b.stop]) < depths[scope]:
         raise NotMapBuilt(f"{why} (a block the DRA variables are not set in)")
     owner = parent_line(lines, where.toyaml)
-    owner = parent_line(lines, owner) if lines[owner].strip() in _SECTIONS else owner
+    owner = parent_line(lines, owner) if is_key(lines[owner], "limits", "requests") else owner
     if _item_of(lines, owner) != _item_of(lines, parent_line(lines, parent_line(lines, keys[0]))):
         raise NotMapBuilt(f"{why} (in another container than the map)")
     return b
@@ -852,7 +860,7 @@ def _map_edits(lines: list[str], where: Site, names: list[str], state: str, rel:
     declare = v.declare
     if where.section < 0:
         depths = _depths(lines)
-        at = next(j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in _heads())
+        at = next(j for j in range(where.pod + 1, len(lines)) if bare(lines[j]) in _heads())
         if depths[at] == depths[where.toyaml]:
             return where.toyaml, [
                 (where.toyaml, where.toyaml, [pad + declare, *_map_lines(pad, where.var, names, state, v)])
@@ -860,7 +868,7 @@ def _map_edits(lines: list[str], where: Site, names: list[str], state: str, rel:
         # the map is written inside a block (suse-pytorch's `if .Values.resources`): the DRA variables are set at the
         # pod's depth, right after `containers:` (trimming only its line end), so the pod's claim after its last key
         # reads them
-        if lines[at] != lines[at].rstrip() or lines[at].strip() not in _heads() - {"- containers:"}:
+        if lines[at] != lines[at].rstrip() or bare(lines[at]) not in _heads() - {"- containers:"}:
             raise NotMapBuilt(f"{rel}:{at + 1}: no `containers:` line to set the DRA variables after")
         ind = " " * (line_indent(lines[at]) + 2)
         edits = [
@@ -895,7 +903,11 @@ def _other_sections(lines: list[str], where: Site, owner: int) -> list[tuple[int
         if not m or j == where.toyaml or (not m.group(4) and m.group(1)):
             continue
         section = parent_line(lines, j) if m.group(4) else _key_above(lines, j)
-        if lines[section].strip() in _SECTIONS and section != where.section and parent_line(lines, section) == owner:
+        if (
+            is_key(lines[section], "limits", "requests")
+            and section != where.section
+            and parent_line(lines, section) == owner
+        ):
             out.append((section, m.group(2) or m.group(3)))
     return out
 
@@ -985,7 +997,7 @@ def rewrite(
     scope, edits = _map_edits(lines, where, list(specs), enabled, rel, v)
     if beside:
         edits += _beside_edits(lines, _beside_in(lines, where, beside, scope, rel, several), list(specs), enabled, v)
-    containers = next(j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in _heads())
+    containers = next(j for j in range(where.pod + 1, len(lines)) if bare(lines[j]) in _heads())
     ind = " " * line_indent(lines[containers])
     depths = [*_depths(lines), _depths([*lines, ""])[-1]]  # and after the last line
     level = depths[scope]

@@ -16,7 +16,7 @@ from dramigrate.helm.model import CLAIM_TEMPLATE_FILE, NAME, Alternative, Device
 from dramigrate.helm.patterns import name_candidates
 from dramigrate.helm.poddelta import pod_delta, pod_groups
 from dramigrate.helm.rewrite import RewriteError
-from dramigrate.helm.templatelines import parent_line
+from dramigrate.helm.templatelines import bare, is_key, parent_line
 from dramigrate.helm.twinnames import one_name
 from dramigrate.rules import RuleSet
 
@@ -270,9 +270,9 @@ def _request_twins(lines: list[str], devices: list[Device]) -> dict[int, Device]
     by_container: dict[tuple[int, str], dict[str, Device]] = {}
     for d in devices:
         section = parent_line(lines, d.index)
-        if section >= 0 and lines[section].strip() in ("limits:", "requests:"):
+        if section >= 0 and is_key(lines[section], "limits", "requests"):
             own = by_container.setdefault((parent_line(lines, section), d.resource), {})
-            own.setdefault(lines[section].strip()[:-1], d)
+            own.setdefault(bare(lines[section])[:-1], d)
     return {
         own["requests"].index: own["limits"]
         for own in by_container.values()

@@ -33,7 +33,7 @@ from dramigrate.helm.foldguards import _arg
 from dramigrate.helm.listed import Listed, switched_off
 from dramigrate.helm.patterns import _INLINE_IF, _LITERAL_KEY, count_expression
 from dramigrate.helm.rewrite import RewriteError, _actions
-from dramigrate.helm.templatelines import action_body
+from dramigrate.helm.templatelines import action_body, bare, is_key
 
 if TYPE_CHECKING:
     from dramigrate.helm.model import PodDelta
@@ -163,7 +163,7 @@ def _keys(lines: list[str], rel: str, rules: RuleSet) -> list[_Key]:
             continue
         section = parent_line(lines, i)
         res = parent_line(lines, section) if section >= 0 else -1
-        if section < 0 or lines[section].strip() not in ("limits:", "requests:") or lines[res].strip() != "resources:":
+        if section < 0 or not is_key(lines[section], "limits", "requests") or not is_key(lines[res], "resources"):
             raise RewriteError(f"{rel}:{i + 1}: the device key is not under a container's `resources.limits`")
         count = count_expression(m.group(3))
         if count is None:
@@ -300,12 +300,8 @@ def rewrite(text: str, rel: str, rules: RuleSet, deltas: list[PodDelta], chart: 
 
     def list_line(res: int) -> int:
         for i in range(res - 1, -1, -1):
-            if (
-                masked[i].strip()
-                and line_indent(masked[i]) < line_indent(lines[res])
-                and masked[i].strip().endswith(":")
-            ):
-                if masked[i].strip() in ("containers:", "initContainers:"):
+            if masked[i].strip() and line_indent(masked[i]) < line_indent(lines[res]) and bare(masked[i]).endswith(":"):
+                if is_key(masked[i], "containers", "initContainers"):
                     return i
                 if not masked[i].lstrip().startswith("-"):
                     break
@@ -315,7 +311,7 @@ def rewrite(text: str, rel: str, rules: RuleSet, deltas: list[PodDelta], chart: 
     if len(lists) != 1 or -1 in lists:
         raise RewriteError(f"{rel}: the device keys are not all in one pod's `containers:` list")
     cl = lists.pop()
-    if masked[cl].strip() != "containers:":
+    if not is_key(masked[cl], "containers"):
         raise RewriteError(f"{rel}:{cl + 1}: the device keys are in init containers")
     end = next(
         (

@@ -58,10 +58,13 @@ from dramigrate.helm.templatelines import (
     FlowList,
     FlowMap,
     action_body,
+    bare,
     block_end,
     blocks_opened,
     enclosing_scope,
     is_control,
+    is_key,
+    item_key,
     line_indent,
     parent_line,
 )
@@ -511,7 +514,7 @@ def _beside(lines: list[str], j: int, heads: set[str]) -> int | None:
         k = j + step
         while 0 <= k < len(lines):
             text = lines[k]
-            if text.strip() in heads and line_indent(text) == at:
+            if bare(text) in heads and line_indent(text) == at:
                 return k
             if (
                 not is_control(text) and line_indent(text) < at
@@ -1519,7 +1522,7 @@ def helper_built_steps(root: Path, rel: str, text: str, maps: list[Path_]) -> st
             name, body, start = define.group(1) if define else "", "", n + 1
     uses = re.compile(rf"{re.escape(built.map_var)}(?![\w])")
     write = next((k for k in range(built.read + 1, len(lines)) if uses.search(lines[k])), None)
-    pod = next((k for k in range(write or 0, -1, -1) if lines[k].strip() == "containers:"), None) if write else None
+    pod = next((k for k in range(write or 0, -1, -1) if is_key(lines[k], "containers")), None) if write else None
     sibling = sibling_key(built.key, "resourceClaims")
     if not copies or pod is None:
         return ""
@@ -1662,7 +1665,7 @@ def built_map_edits(
     uses = re.compile(rf"{re.escape(built.map_var)}(?![\w])")
     write = next((k for k in range(built.read + 1, len(lines)) if uses.search(lines[k])), None)
     heads = _pod_heads()
-    pod = next((k for k in range(write, -1, -1) if lines[k].strip() in heads), None) if write is not None else None
+    pod = next((k for k in range(write, -1, -1) if bare(lines[k]) in heads), None) if write is not None else None
     if pod is None:
         raise NotPassThrough(f"{rel}:{built.read + 1}: no `containers:` line above the line that writes the map")
     edits = _Edits(text, rel, scoped, heads, lines, chart=chart)
@@ -2019,7 +2022,7 @@ def pod_defines(templates: dict[str, str], rels: set[str]) -> dict[str, list[Pod
         lines = templates[rel].splitlines()[: block.end]
         body = "\n".join(lines[block.start + 1 :])
         called |= set(_INCLUDED.findall(body))
-        head = next((i for i in range(block.start + 1, block.end) if lines[i].strip() in heads), None)
+        head = next((i for i in range(block.start + 1, block.end) if bare(lines[i]) in heads), None)
         if head is not None and _MAP_EXPR.search("\n".join(lines[head:])):
             root = next((v for v in _ROOT_VAR.findall(body) if v != "$"), "$")
             known = _argument_paths(body, name, {r: t for r, t in templates.items() if r in rels})
@@ -2040,8 +2043,8 @@ def _claims_beside_sections(t: _Edits, i: int, claims: str, named: str = "") -> 
     lines = t.lines
     top = -1
     for j in range(i - 1, -1, -1):  # the nearest `resources:` above, within the pod's containers
-        if lines[j].strip() in t.heads or re.fullmatch(r"\s*(?:-\s+)?resources:\s*", lines[j]):
-            top = j if lines[j].strip() not in t.heads else -1
+        if bare(lines[j]) in t.heads or item_key(lines[j]) == "resources:":
+            top = j if bare(lines[j]) not in t.heads else -1
             break
     child = next((j for j in range(top + 1, len(lines)) if not _CONTROL.match(lines[j]) and lines[j].strip()), -1)
     if top < 0 or child < 0 or line_indent(lines[child]) <= line_indent(lines[top]):
@@ -2068,7 +2071,7 @@ def _sections_within(lines: list[str], i: int) -> int | None:
     """The `resources:` line of a container written inside `with` the map (line i) section by section (plex's `{{-
     with .Values.pms.resources }}`, `resources:`, `limits:` then `{{- with .limits }}{{ toYaml . ...}}`), never the
     map whole: the `claims` the DRA values add to the map need a line of their own there; None otherwise."""
-    if not _WITH_LINE.match(lines[i]):
+    if not _WITH_LINE.match(bare(lines[i])):
         return None
     depth, end, whole = 0, len(lines), False
     for j in range(i, len(lines)):
@@ -2083,7 +2086,7 @@ def _sections_within(lines: list[str], i: int) -> int | None:
             break
     body = lines[i + 1 : end]
     res = next((i + 1 + n for n, line in enumerate(body) if not is_control(line) and line.strip()), -1)
-    if whole or res < 0 or lines[res].strip() != "resources:" or any(".claims" in line for line in body):
+    if whole or res < 0 or not is_key(lines[res], "resources") or any(".claims" in line for line in body):
         return None
     return res if any(re.search(r"(?<![\w$)\]])\.(?:limits|requests)\b", line) for line in body) else None
 
@@ -2474,12 +2477,10 @@ def _pass_through(
     if DROP_NULLS in need and _device_check_line(t, i, ref, need) is None:  # else the check's define drops them
         _drop_nulls(t, i, sibling_expr(key) + (f".{under}" if under else ""))
     head = next((j for j in range(i - 1, -1, -1) if not (_CONTROL.match(lines[j]) or _checked(lines[j]))), -1)
-    if lines[i].lstrip().startswith("{{") and head >= 0 and lines[head].rstrip().endswith(":"):
+    if lines[i].lstrip().startswith("{{") and head >= 0 and bare(lines[head]).endswith(":"):
         # `resources:` then `{{ ... | toYaml | indent 10 }}` at column 0, maybe inside `{{- if }}`/`{{- else }}`
         at = max(at, line_indent(lines[head]) + 1)
-    containers = next(
-        (j for j in range(i - 1, -1, -1) if lines[j].strip() in t.heads and line_indent(lines[j]) < at), -1
-    )
+    containers = next((j for j in range(i - 1, -1, -1) if bare(lines[j]) in t.heads and line_indent(lines[j]) < at), -1)
     if containers < 0:
         raise NotPassThrough(f"{t.rel}:{i + 1}: no `containers:` line above the resources map")
     ind = " " * line_indent(lines[containers])
@@ -3671,7 +3672,7 @@ def copy_claims(text: str, rel: str, dropped: set[tuple[Path_, str, str]]) -> st
             continue
         section = parent_line(lines, c.line)
         owner = parent_line(lines, section) if section >= 0 else -1
-        if section < 0 or lines[section].strip() != f"{c.section}:" or lines[owner].strip() != "resources:":
+        if section < 0 or not is_key(lines[section], c.section) or not is_key(lines[owner], "resources"):
             raise NotPassThrough(
                 f"{rel}:{c.line + 1} copies {display((*c.path, c.section, c.key))} outside a container's resources "
                 "block"

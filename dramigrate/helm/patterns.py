@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dramigrate.helm.rewrite import RewriteError
-from dramigrate.helm.templatelines import enclosing_scope
+from dramigrate.helm.templatelines import enclosing_scope, is_key, item_key, line_indent
 from dramigrate.rules import RuleSet
 
 if TYPE_CHECKING:
@@ -674,7 +674,7 @@ def classify(template: str, line: int, resource: str, counted: tuple[str, ...] =
         return Pattern("B", line, stripped)
     if WHOLE_ITEM.match(text) or WHOLE_FIELDS.match(text):  # a container (or its fields) written whole from a map
         return Pattern("B", line, stripped)
-    if stripped in ("limits:", "requests:") and (child := _templated_child(lines, line - 1)) >= 0:
+    if is_key(text, "limits", "requests") and (child := _templated_child(lines, line - 1)) >= 0:
         return Pattern("E", child + 1, lines[child].strip())  # the section's `toYaml` beside it writes the rest
     read = map_reads(template).splitlines()  # line for line, each map serialised as `toYaml X`
     window = "\n".join(read[max(0, line - 3) : max(line + 3, _key_block_end(lines, line - 1))])
@@ -692,18 +692,16 @@ WHOLE_ITEM = re.compile(r"^\s*-\s*\{\{-?\s*toYaml\s+(\.|\$\w+)\s*\|\s*nindent\s+
 WHOLE_FIELDS = re.compile(
     r"^\s*\{\{-?\s*(?:toYaml\s+(\$\w+|\.)|(\$\w+|\.)\s*\|\s*toYaml)\s*\|\s*n?indent\s+(\d+)\s*-?\}\}\s*$"
 )
-_RESOURCES_KEY = re.compile(r"(\s*)(?:-\s+)?resources:\s*")
 _WHOLE_MAP = re.compile(r"\{\{-?\s*toYaml\s+(?:\$\w*)?\.Values((?:\.[A-Za-z_][\w-]*)+)\s*\|\s*nindent\s+\d+\s*-?\}\}")
 
 
 def whole_read(lines: list[str], index: int) -> tuple[str, ...] | None:
     """When line `index` (0-based) is a `resources:` key whose block is one `toYaml` of a values path (spelled any way
     map_reads reads: `.Values.flavor | toYaml`, `toYaml (default dict .Values.flavor)`), that path; else None."""
-    key = _RESOURCES_KEY.fullmatch(lines[index])
-    if key is None:
+    if item_key(lines[index]) != "resources:":
         return None
     body = [line for line in lines[index + 1 :] if line.strip()][:2]  # the map's line, and the next key's
-    deeper = [len(line) - len(line.lstrip()) > len(key.group(1)) for line in body]
+    deeper = [len(line) - len(line.lstrip()) > line_indent(lines[index]) for line in body]
     whole = _WHOLE_MAP.fullmatch(map_reads(body[0]).strip()) if deeper[:1] == [True] else None
     if whole is None or deeper[1:] == [True]:
         return None
@@ -720,7 +718,7 @@ def _key_block_end(lines: list[str], index: int) -> int:
     """For a `resources:` key line (0-based `index`), one past its block: the lines below indented deeper, actions
     among them (ardge-vllm writes `{{- toYaml .Values.resources | nindent 12 }}` in the `else` of a 20-line `if` under
     `resources:`); else 0."""
-    if not re.fullmatch(r"(?:-\s+)?resources:", lines[index].strip()):
+    if item_key(lines[index]) != "resources:":
         return 0
     indent = len(lines[index]) - len(lines[index].lstrip(" "))
     end = index + 1

@@ -73,10 +73,17 @@ _KEY_THEN_COMMENT = re.compile(r"""([^\s#'"{][^#'"{]*:)\s+#.*""")
 
 
 def bare(line: str) -> str:
-    """A line without its indent, and a key alone on it without the comment after it: `limits: # the same as
-    requests` reads `limits:`."""
-    s = line.strip()
+    """A line as the rewrites read it: without its indent, the template comments after its last action (`{{- if
+    .Values.gpu.on }} {{- /* 1 or 0 */}}` reads `{{- if .Values.gpu.on }}`) and the YAML comment after a key alone on
+    it (`limits: # the same as requests` reads `limits:`)."""
+    s = _TRAILING_COMMENTS.sub("", line.strip())
     return m.group(1) if (m := _KEY_THEN_COMMENT.fullmatch(s)) else s
+
+
+def is_key(line: str, *names: str) -> bool:
+    """Whether a line is one of the keys `names` alone (`resources`, or `limits` and `requests`), a YAML comment after
+    it or not: every rewrite reads a container's `resources:` and its sections through this."""
+    return bare(line) in {f"{name}:" for name in names}
 
 
 def item_key(line: str) -> str:
@@ -103,7 +110,7 @@ def block_end(lines: list[str], index: int) -> int:
         # an action line deeper than the key writes into its block (`{{- toYaml . | nindent 14 }}`), as does one at
         # any column right below a key of the block it writes the value of (`resources:` then `{{ toYaml $r | indent
         # 12 }}` at column 0)
-        value = end == i and lines[i - 1].rstrip().endswith(":") and line_indent(lines[i - 1]) > base
+        value = end == i and bare(lines[i - 1]).endswith(":") and line_indent(lines[i - 1]) > base
         if not is_control(lines[i]) or (emits_text(lines[i]) and (line_indent(lines[i]) > base or value)):
             end = i + 1
     return end

@@ -251,10 +251,12 @@ def _joined(edits: list[Edit], lines: list[str], start: int, stop: int, cond: st
 _IF_ALONE = re.compile(rf"(\s*\{{\{{-?\s*)if\s+((?:(?!\}}\}}).)+?)(\s*-?\}}\}}(?:{COMMENT_AFTER})*)")
 
 
-_WITH = re.compile(r"\{\{-?\s*with\s+(.+?)\s*-?\}\}")
+# `{{- with X }}` and `{{- if X }}` alone on a line, maybe with template comments after them (kept by an edit that
+# writes the line anew)
+_WITH = re.compile(rf"\{{\{{-?\s*with\s+((?:(?!\}}\}}).)+?)\s*-?\}}\}}(?P<comment>(?:{COMMENT_AFTER})*)")
 
 
-_IF = re.compile(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}")
+_IF = re.compile(rf"\{{\{{-?\s*if\s+(\S+)\s*-?\}}\}}(?P<comment>(?:{COMMENT_AFTER})*)")
 
 
 _TOYAML_DOT = re.compile(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}")
@@ -409,7 +411,7 @@ def _merge_tolerations(
         # of a chart that lists tolerations as `helm create` does); it renders the same, nothing between the actions
         listed = re.sub(r"^\{\{-\s*", "{{ ", body)
         new = [
-            f"{p}{{{{- if or {expr} {as_arg(cond)} }}}}",
+            f"{p}{{{{- if or {expr} {as_arg(cond)} }}}}{with_m.group('comment')}",
             f"{p}{lines[at].strip()}",
             f"{p}  {{{{- with {expr} }}}}{listed}{{{{ end }}}}",
             *dra_entries(expr, f"{p}  ", aligned),
@@ -429,7 +431,7 @@ def _merge_tolerations(
         # chart's own two lines kept as they are (the inner `if` trims what the outer one did)
         expr = if_m.group(1)
         new = [
-            f"{p}{{{{- if or {expr} {as_arg(cond)} }}}}",
+            f"{p}{{{{- if or {expr} {as_arg(cond)} }}}}{if_m.group('comment')}",
             *_opened(lines[at], f"{p}  ", f"if {expr}", lines[at + 1]),
             lines[at + 1],
             f"{p}  {{{{- end }}}}",

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dramigrate.helm.patterns import WHOLE_FIELDS, WHOLE_ITEM
-from dramigrate.helm.templatelines import enclosing_scope, is_control, line_indent, parent_line
+from dramigrate.helm.templatelines import bare, enclosing_scope, is_control, item_key, line_indent, parent_line
 from dramigrate.helm.values import Path_
 
 Words = list[str]  # a values path, `*` for any key or index (a `range` item)
@@ -180,7 +180,7 @@ def whole_places(root: Path, rels: Iterable[str], counts: list[Path_]) -> dict[s
 def _pod_keys(lines: list[str], i: int) -> list[Words] | None:
     """The values paths of the map the pod spec around the container at line i writes whole among its keys, at the
     column of its `containers:` (`{{- toYaml $final_predictor_config | nindent 4 }}` under `predictor:`), or None."""
-    head = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in ("containers:", "- containers:")), -1)
+    head = next((j for j in range(i - 1, -1, -1) if item_key(lines[j]) == "containers:"), -1)
     if head < 0:
         return None
     maps = pod_key_maps(lines, parent_line(lines, head), head, line_indent(lines[head]))
@@ -197,7 +197,7 @@ def pod_key_maps(lines: list[str], pod: int, stop: int, indent: int) -> list[tup
         if m is None or int(m.group(3)) != indent:
             continue
         key = next((lines[j] for j in range(n - 1, pod, -1) if not is_control(lines[j])), "")
-        if key.rstrip().endswith(":") and line_indent(key) >= indent:
+        if bare(key).endswith(":") and line_indent(key) >= indent:
             continue
         var = m.group(1) or m.group(2)
         out.append((n, dot_map(lines, n) if var == "." else var))
