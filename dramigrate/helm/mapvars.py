@@ -120,9 +120,28 @@ def site(text: str) -> Site | None:
     """The map-built resources of a template: a `resources:` key whose value is `toYaml $var` (or its `limits:` or
     `requests:` section's value, tvarr's `$limits`), `$var` set with `:=` once in a block enclosing the toYaml line and
     given a `dict` entry whose name comes from values or a variable, or a device resource's literal name (`merge $res
-    (dict "limits" (dict "nvidia.com/gpu" N))` on `$res := deepCopy .Values.resources`); else None."""
+    (dict "limits" (dict "nvidia.com/gpu" N))` on `$res := deepCopy .Values.resources`); else None. The first of the
+    template's (sites)."""
+    found = _candidates(text)
+    return found[0] if found else None
+
+
+def sites(text: str) -> list[Site]:
+    """Every map-built resources site of a template, in line order, when the first `resources:` key written from a
+    variable is one (site): nemo-retriever builds `$resources` in the standalone Deployment and again in the split
+    mode's, one per branch of `if eq .Values.topology.mode "standalone"`. From a later key written from a variable in
+    a shape the rewrite does not take on, the keys are left as they are (the proof's render then shows their device
+    requests); a map's second section written from a variable of its own is the first's (_other_sections)."""
+    return [w for w in _candidates(text, every=True) if w is not None]
+
+
+def _candidates(text: str, every: bool = False) -> list[Site | None]:
+    """The verdict (a Site, or None) for each `resources:` key written from a variable, up to the first (all with
+    `every`, once the first is a Site)."""
     lines = text.splitlines()
     depths = _depths(lines)
+    out: list[Site | None] = []
+    owners: set[int] = set()
     for i, line in enumerate(lines):
         m = _TOYAML.match(line)
         if m and not m.group(4) and m.group(1):
@@ -133,21 +152,42 @@ def site(text: str) -> Site | None:
         owner = parent_line(lines, section) if section >= 0 else parent
         if not (m or dotted) or not is_key(lines[owner], "resources"):  # the map may be built between the two
             continue
+        if owner in owners:  # the other section of a map taken (devtron's `requests:` beside `limits:`)
+            continue
+        owners.add(owner)
         var = (m.group(2) or m.group(3)) if m else dotted
-        sets = _declared(lines[:i], var)
-        if len(sets) != 1 or min(depths[sets[0] : i + 1]) < depths[sets[0]]:
-            return None
-        if section < 0 and depths[sets[0]] != depths[i] - (dotted is not None):
-            return None
-        built = lines[_first_part(lines, sets[0], depths) : i]
-        literal = tuple(dict.fromkeys(n for x in built for n in literal_entries(x)))
-        if not literal and not any(e.search(x) for x in built for e in (_DICT_ENTRY, _SET_ENTRY)):
-            return None
-        containers = next((j for j in range(i - 1, -1, -1) if bare(lines[j]) in _heads()), -1)
-        if containers < 0 or line_indent(lines[containers]) >= line_indent(lines[owner]):
-            return None
-        return Site(i, var, parent_line(lines, containers), section, literal)
-    return None
+        out.append(_verdict(lines, depths, i, var, dotted is not None, section, owner))
+        if out[-1] is None or not every:
+            break
+    return out
+
+
+def _verdict(
+    lines: list[str], depths: list[int], i: int, var: str, dotted: bool, section: int, owner: int
+) -> Site | None:
+    """The Site of the `resources:` key at line `owner` written from `var` at line `i`, or None (site)."""
+    sets = _declared(lines[:i], var)
+    if len(sets) > 1:  # those of a branch that ends before line i (nemo-retriever's standalone one) are not its
+        sets = [j for j in sets if _encloses(lines, j, i, depths)]
+    if len(sets) != 1 or min(depths[sets[0] : i + 1]) < depths[sets[0]]:
+        return None
+    if section < 0 and depths[sets[0]] != depths[i] - dotted:
+        return None
+    built = lines[_first_part(lines, sets[0], depths) : i]
+    literal = tuple(dict.fromkeys(n for x in built for n in literal_entries(x)))
+    if not literal and not any(e.search(x) for x in built for e in (_DICT_ENTRY, _SET_ENTRY)):
+        return None
+    containers = next((j for j in range(i - 1, -1, -1) if bare(lines[j]) in _heads()), -1)
+    if containers < 0 or line_indent(lines[containers]) >= line_indent(lines[owner]):
+        return None
+    return Site(i, var, parent_line(lines, containers), section, literal)
+
+
+def _encloses(lines: list[str], at: int, i: int, depths: list[int]) -> bool:
+    """Whether a variable declared at line `at` is still set at line `i`: no block it is in closes between them, nor
+    does one pass its `else`."""
+    mine = _open_blocks(lines, at)
+    return min(depths[at : i + 1]) >= depths[at] and _open_blocks(lines, i)[: len(mine)] == mine
 
 
 # `{{- toYaml . | nindent 12 }}` alone on its line, `.` being the map (`{{- with $resources }}` just above its key)
@@ -344,6 +384,7 @@ def _key_above(lines: list[str], at: int) -> int:
     return next((j for j in range(at - 1, -1, -1) if lines[j].strip() and not is_control(lines[j])), -1)
 
 
+_LEAVES = re.compile(r"\s*\{\{-?\s*else\b")  # a line that leaves the branch it is in, at the branch's depth
 _OPENER = re.compile(r"\{\{-?\s*((?:if|with|range|define|block)\b.*?)\s*-?\}\}")
 _ELSE = re.compile(r"\{\{-?\s*else\b")
 
@@ -973,7 +1014,7 @@ def rewrite(
     the device that keep a whole map on its device plugin (patterns.shares_regex), read where the map is one
     variable and the pod writes no device key beside it."""
     lines = text.splitlines()
-    name = _metadata_line(lines, "name")
+    name = _metadata_line(lines, "name", where.pod)
     if name is None:
         raise NotMapBuilt(f"{rel}: the workload's metadata.name is not one line")
     stem = re.sub(r"[^\w]+", "", Path(rel).stem)
@@ -1091,13 +1132,19 @@ def rewrite(
         cond = f"and {enabled} {untolerated}" if several else keyed
         pod_lines += [f"{ind}{{{{- if {cond} }}}}", f"{ind}tolerations:", *tolerations, f"{ind}{{{{- end }}}}"]
     edits.append((end, end, pod_lines))
-    # the workload document ends at a `---`, at the `end` that closes the variable's block, or with the file
+    # the workload document ends at a `---`, at the `end` that closes the variable's block, at the `else` that leaves
+    # it (nemo-retriever's standalone Deployment, before the split mode's), or with the file
     doc_end = next(
-        (j for j in range(end, len(lines)) if lines[j].strip() == "---" or depths[j + 1] < level), len(lines)
+        (
+            j
+            for j in range(end, len(lines))
+            if lines[j].strip() == "---" or depths[j + 1] < level or (depths[j] == level and _LEAVES.match(lines[j]))
+        ),
+        len(lines),
     )
     while doc_end > end and depths[doc_end] > level and is_control(lines[doc_end - 1]):
         doc_end -= 1  # a `---` that opens the next document inside a block of its own (devtron's secondaryWorkload)
-    namespace = _metadata_line(lines, "namespace")
+    namespace = _metadata_line(lines, "namespace", where.pod)
     rct = [  # on a cluster without DRA's GA API the render fails with a clear message, as the other rewrites' do
         *capabilities_check(claimed, "set dra.enabled=false").splitlines(),  # where the pod takes a claim
         *_over_limit(claimed, several is not None),
@@ -1263,6 +1310,22 @@ def _branch_tolerations(
     return edits, read
 
 
+_DEFINE = re.compile(r'^\{\{-?\s*define\s+"([^"]+)"', re.M)
+
+
+def _union(texts: list[str], where: str) -> str:
+    """The defines the rewrites of a template's maps wrote (each its claim spec, and the tolerations test of a pod
+    whose own list comes from values), each once: a define of one name must read alike in each."""
+    found: dict[str, str] = {}
+    for text in texts:
+        starts = [m.start() for m in _DEFINE.finditer(text)]
+        for start, stop in zip(starts, [*starts[1:], len(text)], strict=True):
+            name = _DEFINE.match(text, start).group(1)  # type: ignore[union-attr]
+            if found.setdefault(name, text[start:stop]) != text[start:stop]:
+                raise NotMapBuilt(f"{where}: the template's maps need claim specs of their own ({name})")
+    return "".join(found.values())
+
+
 def _listed(names: tuple[str, ...]) -> str:
     return " ".join(json.dumps(n) for n in names)
 
@@ -1292,11 +1355,11 @@ def build(
     for rel in sorted(rels):
         original = (root / rel).read_text(encoding="utf-8")
         text = split_inline_lists(original)  # renders the same; the pod's `tolerations:` key alone takes the DRA entry
-        where = site(text)
-        if where is None or rel not in originals:
+        found = sites(text)
+        if not found or rel not in originals:
             raise NotMapBuilt(f"{rel}: no resources map built in a variable")
-        beside = keys_beside(text.splitlines(), where, rules)
-        listed = [*rendered.get(rel, []), *where.literal, *values_names(values, rules)]
+        literal = tuple(dict.fromkeys(n for where in found for n in where.literal))
+        listed = [*rendered.get(rel, []), *literal, *values_names(values, rules)]
         names = [n for n in dict.fromkeys(listed) if _migrated(n, rules)]
         specs, several, tolerate = _specs(
             rel, names, originals[rel], migrated[rel], claim_templates, alternative, rules, rel in together
@@ -1307,21 +1370,25 @@ def build(
         if several:
             several = dataclasses.replace(several, tolerate=tuple(n for n in several.tolerate if n not in own))
         shares = shares_regex(rules, names, listed)
-        after, define = rewrite(
-            text,
-            rel,
-            chart,
-            where,
-            specs,
-            ".Values.dra.enabled",
-            several,
-            tolerate,
-            beside,
-            known_regex(rules),
-            own,
-            shares,
-        )
-        written.append((rel, original, after, define))
+        after, defines = text, []
+        for where in reversed(found):  # from the last, so the lines of those above stay where they are
+            beside = keys_beside(text.splitlines(), where, rules)
+            after, define = rewrite(
+                after,
+                rel,
+                chart,
+                where,
+                specs,
+                ".Values.dra.enabled",
+                several,
+                tolerate,
+                beside,
+                known_regex(rules),
+                own,
+                shares,
+            )
+            defines.append(define)
+        written.append((rel, original, after, _union(defines, f"{rel}:{found[0].toyaml + 1}")))
         all_names += names
     for rel, text, after, define in written if (root / SHARED_SPEC_FILE).exists() else _shared_spec(chart, written):
         changes.append(Change(rel, text or None, after + define))

@@ -36,8 +36,11 @@ PATTERNS = {
 _ACTION = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}")
 _LITERAL_KEY = re.compile(r"""^\s*(?:-\s+)?(["']?)([A-Za-z0-9][A-Za-z0-9.\-_]*/[A-Za-z0-9.\-_]+)\1\s*:\s*(\S.*)$""")
 # a device entry a template adds to a map by its literal name: `merge $limits (dict "nvidia.com/gpu" 1)` (tvarr),
-# `$_ := set $limits "amd.com/gpu" 1` (mapvars.py)
-LITERAL_ENTRY = re.compile(r'\b(?:dict|set\s+\$\w+(?:\.\w+)*)\s+"([^"/]+/[^"]+)"\s+')
+# `$_ := set $limits "amd.com/gpu" 1` (mapvars.py), `set ($resources.limits | default dict) "nvidia.com/gpu" N`
+# (nemo-retriever: the section, or a fresh dict when the map has none, which the key then does not reach)
+LITERAL_ENTRY = re.compile(
+    r'\b(?:dict|set\s+(?:\$\w+(?:\.\w+)*|\(\s*\$\w+(?:\.\w+)*\s*\|\s*default\s+dict\s*\)))\s+"([^"/]+/[^"]+)"\s+'
+)
 # the arguments of a `dict` call up to its first group (the whole call when it holds none, as a section's does)
 _DICT_ARGS = re.compile(r"\bdict\s+([^()]*)")
 
