@@ -129,6 +129,7 @@ def run(
     threads = on_scan is not None and kz is not None and ahead is not None and ahead.pool is not None
     if threads:
         on_scan(kz, ahead)  # type: ignore[misc,arg-type]  # the workers are forked: threads may start now
+    real_of = dict(zip(inputs.files, resolved_files, strict=True))  # while the workers still run
     results = ahead.results(jobs, progress) if ahead is not None else None  # ran most already
     # no fork once on_scan's threads run (a fork while a thread holds a lock can hang the child): a pool that broke
     # is not started again, the files are done here
@@ -136,10 +137,9 @@ def run(
         results = _in_pool(jobs, rules, settings, target, progress)
     if results is None:
         results = _collect((run_file(j, rules, settings, target) for j in jobs), len(jobs), progress)
-    real_of = dict(zip(inputs.files, resolved_files, strict=True))
     results = [_as_walked(r, real_of.get(r.path)) for r in results]
     for r in results:
-        if kz is not None and Path(r.path).name in KUSTOMIZATION_NAMES and not r.findings:
+        if kz is not None and os.path.basename(r.path) in KUSTOMIZATION_NAMES and not r.findings:
             out.decisions.append(f"{r.path}: a kustomization: its patches are checked with its graph")
         else:
             out.decisions.extend(r.decisions)
@@ -314,10 +314,10 @@ def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult, resolved: dict
         if r.path == "-" or not kz.unit_of:
             continue
         known = resolved.get(r.path)
-        path = Path(known) if known is not None else _resolved(Path(r.path))
-        unit = kz.unit_of.get(str(path))
+        unit = kz.unit_of.get(known if known is not None else str(_resolved(Path(r.path))))
         if unit is None or not unit.migratable:
             continue
+        path = Path(known) if known is not None else _resolved(Path(r.path))
         folders = kz.graph.owners_of(path)
         overlays = ", ".join(sorted({kz.display(o) for d in folders for o in kz.graph.overlays_of(d)}))
         for f in r.findings:

@@ -8,6 +8,7 @@ exit code does not change (docs/ci.md#how-the-gate-behaves), diff's is fix's (2)
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,9 +64,19 @@ def lint_refusals(files: Iterable[Any], charts: list[Any], roots: tuple[Path, ..
     fixable = [r for r in files if r.path != "-" and r.error is None and any(f.fixable for f in r.findings)]
     if kz is not None and kz.units and fixable:
         _graph_refusals(kz, fixable, roots)
+    real_roots = [os.path.join(os.path.realpath(root), "") for root in roots]  # once, not once per file
     for r in fixable:
-        if r.path not in shown and any(f.fixable for f in r.findings) and (exc := refused(Path(r.path), roots)):
+        if r.path in shown or not any(f.fixable for f in r.findings):
+            continue
+        # The real path of the file as it was read (engine._as_walked checked it against the walk's): one inside a
+        # tree needs no symlink check, which resolved the file again (a stat per folder on its way) and each tree
+        if (exc := refused(Path(r.path), () if _inside(r.opened, real_roots) else roots)) is not None:
             leave_unfixable(r.findings, exc)
+
+
+def _inside(real: str, real_roots: list[str]) -> bool:
+    """A real path is one of the real roots (each ending in a separator) or below it, as writer.check_link asks."""
+    return bool(real) and any(real.startswith(root) or real + os.sep == root for root in real_roots)
 
 
 def _graph_refusals(kz: Scan, fixable: list[Any], roots: tuple[Path, ...]) -> None:
