@@ -590,6 +590,9 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
     files, skipped, notes, errors, resolved_of = out.files, out.skipped, out.notes, out.errors, out.resolved
     dot = start == "."
     cut, sep, known = len(start), os.sep, GIT_ABOVE
+    # git_above of each folder holding files (kustomize.graph.discover asks it of the inputs' folders), from what the
+    # walk sees: the folders with a .git it is inside, innermost last (prefix, git_above), as it goes down and back up
+    repositories = [(os.path.join(real_start, ""), git_above(real_start))]
     # no earlier path gave files: a file of this walk can repeat none (the walk lists each once), and `seen` gets
     # them all at the end instead of a lookup and an insert per file
     fresh = not seen
@@ -601,11 +604,13 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
         if dot:
             prefix = prefix[2:]  # pathlib's spelling of a walk of ".": "a/b.yaml", not "./a/b.yaml"
         kinds = dict(entries) if entries else _NO_KINDS  # name -> kind, built in C (a set comprehension was not)
-        # git_above for every folder of the walk, from what the walk sees (no lookup up the tree per folder)
-        if real_here == real_start or ".git" in dirs or ".git" in kinds:
-            git_above(real_here)
-        elif (up := known.get(real_here.rpartition(sep)[0] or sep, False)) is not False:
-            known[real_here] = up
+        while not real_here.startswith(repositories[-1][0]) and len(repositories) > 1:  # left that repository
+            repositories.pop()
+        if ".git" in dirs or ".git" in kinds:
+            if (up := git_above(real_here)) == real_here:
+                repositories.append((real_here + sep, up))
+        elif entries:  # the answer of the repository it is in, without a lookup up the tree
+            known[real_here] = repositories[-1][1]
         if exclude or not SKIP_DIRS.isdisjoint(dirs):
             for d in dirs:
                 if d in SKIP_DIRS:
