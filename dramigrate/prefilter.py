@@ -211,12 +211,14 @@ class Grep:
             try:
                 # the words, the needles, the section keys and NUL bytes, line by line (none holds a line break)
                 found, keyed = self._sorted(_output(start("-oaHZE", ["-f", "-"], batch), texts))
+                if self.ahead is not None:  # the workers start on these while the section pass reads the rest
+                    self.ahead.feed([f for f in batch if f in found.candidates])
                 rest = [f for f in batch if f in keyed]
                 if rest:
                     found.candidates |= _names(_output(start("-lZzP", ["-e", _SECTION], rest)))
             except (_Failed, OSError):
                 found = Found(set(batch), set(batch), set(batch))
-            if self.ahead is not None:
+            if self.ahead is not None:  # the section pass's (the files fed already are not run twice: Ahead.feed)
                 self.ahead.feed([f for f in batch if f in found.candidates])
             return found
 
