@@ -12,6 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Input generation is timed by the wall clock: on a loaded machine (CI runners, two cores shared) a strategy that
+# is fast alone trips the too_slow health check, a failure that says nothing about dramigrate. Tests that mean a
+# deadline set their own.
+settings.register_profile("dramigrate", suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("dramigrate")
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 CORPUS_MISSING = "../shared/corpus is not beside the repo (it exists only in the dramigrate workspace and CI)"
