@@ -45,7 +45,7 @@ def _timed(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, bytes,
 
 
 def _slow_chart(tmp_path: Path) -> Path:
-    chart_with(tmp_path, "slow", {"templates/pod.yaml": SLOW, "values.yaml": "gpus: 1\nspin: 3000\n"})
+    chart_with(tmp_path, "slow", {"templates/pod.yaml": SLOW, "values.yaml": "gpus: 1\nspin: 9000\n"})
     (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
     return tmp_path
 
