@@ -349,3 +349,26 @@ def test_a_rewrite_of_a_define_a_left_out_subchart_reaches_starts_the_run_again(
     assert raised, "the first renders left the subchart out"
     assert again.proven and full.proven, again.report()
     assert again.changes == full.changes and again.checked == full.checked
+
+
+def test_a_packed_subchart_stored_or_compressed_is_the_same_file(tmp_path: Path) -> None:
+    """A render stores the packed subcharts of its private copy uncompressed; a rewritten copy read before its first
+    render holds them compressed. Compared by their members, they are the same file, not a change whose every define
+    the rewrite might have changed (which kept nebuly-platform's loki in full on the rewritten side)."""
+    keys = chart_with(tmp_path / "src", "keys", {"templates/_helpers.tpl": '{{- define "labels" -}}a{{- end }}\n'})
+    pack(keys, tmp_path / "keys.tgz")
+    data = (tmp_path / "keys.tgz").read_bytes()
+    with (
+        tarfile.open(tmp_path / "keys.tgz") as source,
+        tarfile.open(tmp_path / "stored.tgz", "w:gz", compresslevel=0) as out,
+    ):
+        for member in source:
+            out.addfile(member, source.extractfile(member) if member.isfile() else None)
+    stored = (tmp_path / "stored.tgz").read_bytes()
+    assert stored != data
+    assert leftout._file_digest(stored, "keys.tgz") == leftout._file_digest(data, "keys.tgz")
+    other = chart_with(tmp_path / "other", "keys", {"templates/_helpers.tpl": '{{- define "labels" -}}b{{- end }}\n'})
+    pack(other, tmp_path / "other.tgz")
+    assert leftout._file_digest((tmp_path / "other.tgz").read_bytes(), "keys.tgz") != leftout._file_digest(
+        data, "keys.tgz"
+    )

@@ -548,12 +548,24 @@ def _files(made: Plan, root: Path, stamp: Any) -> dict[str, str] | None:
                     else:
                         subs.setdefault(rel[1], {})["/".join(rel[2:])] = path.read_bytes()
                 else:
-                    out["/".join(rel)] = hashlib.sha256(path.read_bytes()).hexdigest()
+                    out["/".join(rel)] = _file_digest(path.read_bytes(), path.name)
             for entry, files in subs.items():
                 out[f"charts/{entry}"] = _digest(files)
     with _lock:
         made.files[key] = out
     return out
+
+
+def _file_digest(data: bytes, name: str) -> str:
+    """A file's digest; an archive's is of its members, so the same chart stored or compressed is the same (a render
+    stores the packed subcharts of its private copy uncompressed, storedarchives.py: a copy read before its first
+    render held every archive of the chart as changed, and every name they define as one a changed file defines)."""
+    if name.endswith(".tgz"):
+        try:
+            return _digest(_members(data))
+        except (tarfile.TarError, EOFError, zlib.error, ValueError):
+            pass
+    return hashlib.sha256(data).hexdigest()
 
 
 def _changed_names(made: Plan, root: Path, stamp: Any, files: dict[str, str]) -> set[str]:
