@@ -75,9 +75,9 @@ _lock = threading.Lock()
 # a name defined in a template file (`define`, `block`), as a string or raw literal
 _DEFINES = re.compile(r"""\b(?:define|block)\s+(?:"((?:[^"\\\n]|\\.)*)"|`([^`]*)`)""")
 # an `include` (or `template`) whose name is not a literal nor built from .Template.BasePath (the subchart's own files;
-# of `.`, `$`, a variable or a field such as `.context`, as a shared define takes the subchart's context)
+# of `.`, `$`, a variable or `.context`, as a shared define takes the subchart's context)
 _BUILT_NAME = re.compile(
-    r"""(?<![\w.$])(?:include|template)\b(?!\s*(?:["`]|\(\s*print\s+(?:\$\w*)?\.(?:\w+\.)?Template\.BasePath\b))"""
+    r"""(?<![\w.$])(?:include|template)\b(?!\s*(?:["`]|\(\s*print\s+(?:\$\w*)?\.(?:context\.)?Template\.BasePath\b))"""
 )
 # the name of a template an `include` or `template` names literally
 _INCLUDED = re.compile(r"""(?<![\w.$])(?:include|template)\s+(?:"((?:[^"\\\n]|\\.)*)"|`([^`]*)`)""")
