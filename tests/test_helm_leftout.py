@@ -132,21 +132,66 @@ def test_a_subchart_asking_for_a_device_is_rendered(tmp_path: Path, monkeypatch:
     assert renders and not any("leftout" in folder for folder, _ in renders), renders
 
 
-def test_a_subchart_including_a_template_of_the_umbrella_is_rendered(
+def test_a_subchart_including_a_template_of_the_umbrella_is_left_out_while_the_rewrite_leaves_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A subchart that includes a define of the umbrella's (Helm shares them across the chart tree), which a rewrite
-    may change, is rendered with every value set; so is one that builds the name of a template it includes."""
-    labels = '{{- define "platform.labels" -}}tier: gpu{{- end }}\n'
+    """A subchart that includes a define of the umbrella's (Helm shares them across the chart tree; nt-platform's
+    subcharts all include the umbrella's, and one generates an RSA key in each render) is left out as long as the
+    rewrite changes no define it reaches: the proof is that of full renders. One that builds the name of a template
+    it includes is rendered with every value set."""
+    labels = '{{- define "platform.labels" -}}tier: {{ include "platform.tier" . }}{{- end }}\n'
+    tier = '{{- define "platform.tier" -}}gpu{{- end }}\n'
     uses = KEYS_SECRET.replace("data:", 'data:\n  labels: {{ include "platform.labels" . | b64enc | quote }}')
     chart = umbrella(tmp_path / "a", **{"templates/secret.yaml": uses})
     (chart / "templates" / "_labels.tpl").write_text(labels)
-    _, renders = fixed(chart, monkeypatch, leaving=True)
-    assert renders and not any("leftout" in folder for folder, _ in renders), renders
+    (chart / "templates" / "_tier.tpl").write_text(tier)
+    full, _ = fixed(chart, monkeypatch, leaving=False)
+    left, renders = fixed(chart, monkeypatch, leaving=True)
+    assert full.proven and left.proven, left.manual
+    assert left.changes == full.changes and left.checked == full.checked
+    assert any("leftout" in folder for folder, _ in renders), renders
     built = KEYS_SECRET.replace("data:", 'data:\n  name: {{ include (printf "%s.name" .Chart.Name) . | b64enc }}')
     chart = umbrella(tmp_path / "b", **{"templates/secret.yaml": built})
     _, renders = fixed(chart, monkeypatch, leaving=True)
     assert renders and not any("leftout" in folder for folder, _ in renders), renders
+    builds = '{{- define "platform.labels" -}}{{ include (printf "%s.tier" .Chart.Name) . }}{{- end }}\n'
+    chart = umbrella(tmp_path / "c", **{"templates/secret.yaml": uses})
+    (chart / "templates" / "_labels.tpl").write_text(builds)
+    _, renders = fixed(chart, monkeypatch, leaving=True)
+    assert renders and not any("leftout" in folder for folder, _ in renders), renders
+
+
+def test_a_copy_changing_a_define_the_subchart_reaches_renders_it(tmp_path: Path) -> None:
+    """A copy (the rewritten chart) that changes a define of the umbrella the subchart reaches only through another
+    define renders the subchart in full; one changing a define it never reaches leaves it out."""
+    labels = '{{- define "platform.labels" -}}tier: {{ include "platform.tier" . }}{{- end }}\n'
+    uses = KEYS_SECRET.replace("data:", 'data:\n  labels: {{ include "platform.labels" . | b64enc | quote }}')
+    chart = umbrella(tmp_path / "in", **{"templates/secret.yaml": uses})
+    (chart / "templates" / "_labels.tpl").write_text(labels)
+    (chart / "templates" / "_tier.tpl").write_text('{{- define "platform.tier" -}}gpu{{- end }}\n')
+    (chart / "templates" / "_other.tpl").write_text('{{- define "platform.other" -}}a{{- end }}\n')
+    cache = renderpool.RunCache(chart)
+    renderpool.CACHE.append(cache)
+    work = Workdir()
+    try:
+        base = RenderOptions()
+        leftout.plan(chart, base, renderpool.cached_render(chart, base), RULES, Settings(), T136, work)
+        assert left_out(chart, base) == ("platform/charts/keys/",)
+
+        def copy(name: str, file: str, text: str) -> Path:
+            shutil.copytree(chart, tmp_path / name / "platform")
+            (tmp_path / name / "platform" / "templates" / file).write_text(text)
+            return tmp_path / name / "platform"
+
+        other = copy("other", "_other.tpl", '{{- define "platform.other" -}}b{{- end }}\n')
+        assert left_out(other, base) == ("platform/charts/keys/",)
+        tier = copy("tier", "_tier.tpl", '{{- define "platform.tier" -}}cpu{{- end }}\n')
+        assert left_out(tier, base) == ()
+        moved = copy("moved", "_other.tpl", '{{- define "platform.tier" -}}cpu{{- end }}\n')
+        assert left_out(moved, base) == ()
+    finally:
+        renderpool.CACHE.pop()
+        work.close()
 
 
 @pytest.fixture
@@ -273,3 +318,57 @@ def test_a_value_set_that_changes_the_subchart_compares_its_marker(
         patch.setattr(leftout.LeftOut, "render", defective)
         outcome, renders = fixed(chart, monkeypatch, leaving=True)
     assert rendered and not outcome.proven
+
+
+def test_a_rewrite_of_a_define_a_left_out_subchart_reaches_starts_the_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The umbrella's define that writes both subcharts' Deployments gets the pass-through: the subchart without a
+    device (left out by the first renders, as it reaches only that define) must then be rendered in full on both
+    sides, so the run starts again leaving out only subcharts that include no other chart's template: proven, with
+    the changes of a run that leaves nothing out."""
+    from test_chart_umbrella_shared_define import write_umbrella
+
+    umbrella = write_umbrella(tmp_path)
+    options = ChartOptions(values_files=(tmp_path / "gpu.yaml",))
+    real, raised = leftout.check_copy, []
+
+    def counted(root: Path) -> None:
+        try:
+            real(root)
+        except leftout.Wider:
+            raised.append(root)
+            raise
+
+    with monkeypatch.context() as patch:
+        patch.setattr(leftout, "check_copy", counted)
+        again = run_chart(umbrella, options, RULES, Settings(), T136, "diff")
+    with monkeypatch.context() as patch:
+        patch.setattr(leftout, "leaving_out", lambda *args: None)
+        full = run_chart(umbrella, options, RULES, Settings(), T136, "diff")
+    assert raised, "the first renders left the subchart out"
+    assert again.proven and full.proven, again.report()
+    assert again.changes == full.changes and again.checked == full.checked
+
+
+def test_a_packed_subchart_stored_or_compressed_is_the_same_file(tmp_path: Path) -> None:
+    """A render stores the packed subcharts of its private copy uncompressed; a rewritten copy read before its first
+    render holds them compressed. Compared by their members, they are the same file, not a change whose every define
+    the rewrite might have changed (which kept nebuly-platform's loki in full on the rewritten side)."""
+    keys = chart_with(tmp_path / "src", "keys", {"templates/_helpers.tpl": '{{- define "labels" -}}a{{- end }}\n'})
+    pack(keys, tmp_path / "keys.tgz")
+    data = (tmp_path / "keys.tgz").read_bytes()
+    with (
+        tarfile.open(tmp_path / "keys.tgz") as source,
+        tarfile.open(tmp_path / "stored.tgz", "w:gz", compresslevel=0) as out,
+    ):
+        for member in source:
+            out.addfile(member, source.extractfile(member) if member.isfile() else None)
+    stored = (tmp_path / "stored.tgz").read_bytes()
+    assert stored != data
+    assert leftout._file_digest(stored, "keys.tgz") == leftout._file_digest(data, "keys.tgz")
+    other = chart_with(tmp_path / "other", "keys", {"templates/_helpers.tpl": '{{- define "labels" -}}b{{- end }}\n'})
+    pack(other, tmp_path / "other.tgz")
+    assert leftout._file_digest((tmp_path / "other.tgz").read_bytes(), "keys.tgz") != leftout._file_digest(
+        data, "keys.tgz"
+    )

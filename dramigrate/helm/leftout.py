@@ -11,16 +11,20 @@ After the run's first render (the values given), each subchart is taken (`plan`)
 - its documents in that render ask for no device and the migration finds nothing in them, and no text of it, nor its
   part of a values file the umbrella ships, names a device resource (the rewrite leaves it as it is);
 - Helm hands it its values under its own name (no alias);
-- its templates include only templates it defines itself (one of the umbrella's, shared across the chart tree, may be
-  the rewrite's to change: the shared define of test_chart_umbrella_shared_define.py), each by a literal name or one
-  built from `.Template.BasePath` (its own files);
+- every template it includes is named literally or built from `.Template.BasePath` (its own files), and so is every
+  template those include in turn, through the defines of the whole chart tree (Helm shares them: an umbrella's, or
+  another subchart's, may override or serve its own); the names so reached are kept (`reaches`), since the rewrite
+  may change one of them (the shared define of test_chart_umbrella_shared_define.py). When it does, or changes a
+  subchart so taken, the renders made so far could not be compared with the rewritten chart's: the chart run starts
+  again (`check_copy`, `Wider`) with a narrow plan, which takes only subcharts that include no other chart's template;
 - leaving out its templates that only write documents (subchartless.py: under templates/, not a `_` helper, naming no
   `define` or `block`) leaves out something.
 
 A render of the run's chart, or of a copy of it (the rewritten chart) whose files of that subchart are the same
-(their digest: `.Files` and `.Template` are the same on both sides) and whose templates that are new or changed
-define no name the subchart's files name (every name a file that differs from the chart's defines, before or after,
-and the template names of such files), then leaves it out (`leaving_out`), with every value set: it renders a
+(their digest: `.Files` and `.Template` are the same on both sides), whose templates that are new or changed
+define no name the subchart's files name nor one it reaches (every name a file that differs from the chart's
+defines, before or after, and the template names of such files), and whose other subcharts that may be left out are
+the same too, then leaves it out (`leaving_out`), with every value set: it renders a
 private copy whose subcharts so left out keep only their files that may define templates (the umbrella's templates
 include the same defines and read the same values, and the values schemas still check), plus one template of ours,
 `templates/zz-dramigrate-left-out.yaml`, that writes a ConfigMap holding the sha256 of everything else the
@@ -70,9 +74,10 @@ if TYPE_CHECKING:
 _lock = threading.Lock()
 # a name defined in a template file (`define`, `block`), as a string or raw literal
 _DEFINES = re.compile(r"""\b(?:define|block)\s+(?:"((?:[^"\\\n]|\\.)*)"|`([^`]*)`)""")
-# an `include` (or `template`) whose name is not a literal nor built from .Template.BasePath (the subchart's own files)
+# an `include` (or `template`) whose name is not a literal nor built from .Template.BasePath (the subchart's own files;
+# of `.`, `$`, a variable or `.context`, as a shared define takes the subchart's context)
 _BUILT_NAME = re.compile(
-    r"""(?<![\w.$])(?:include|template)\b(?!\s*(?:["`]|\(\s*print\s+\$?\.(?:context\.)?Template\.BasePath\b))"""
+    r"""(?<![\w.$])(?:include|template)\b(?!\s*(?:["`]|\(\s*print\s+(?:\$\w*)?\.(?:context\.)?Template\.BasePath\b))"""
 )
 # the name of a template an `include` or `template` names literally
 _INCLUDED = re.compile(r"""(?<![\w.$])(?:include|template)\s+(?:"((?:[^"\\\n]|\\.)*)"|`([^`]*)`)""")
@@ -113,6 +118,7 @@ class Subchart:
     digest: str  # of its files
     text: str  # every file of it, archives unpacked: what it may name
     pruned: Path  # its folder or archive without its document-only templates, with the marker's template
+    reaches: frozenset[str] = frozenset()  # every template name it includes, and those include in turn (_reached)
 
     def source(self, chart: str) -> str:
         return f"{chart}/charts/{self.key}/{MARKER}"
@@ -133,6 +139,8 @@ class Plan:
     checked: set[tuple[str, str]] = field(default_factory=set)  # (subchart, marker) whose documents ask for no device
     devices: set[tuple[str, str]] = field(default_factory=set)  # (subchart, marker) whose documents ask for one
     files: dict[tuple[str, Any], dict[str, str] | None] = field(default_factory=dict)  # folder files -> digest
+    # only subcharts that include no template of another chart (a run started again: Wider)
+    narrow: bool = False
     copies: dict[tuple[str, Any, frozenset[str]], Path] = field(default_factory=dict)
 
 
@@ -243,13 +251,14 @@ def plan(
     names = [str(d.get("name") or "") for d in deps]
     aliased = {str(d.get("name")) for d in deps if d.get("alias")} | {n for n in names if names.count(n) > 1}
     folder = work.path / "leftout"
-    made = Plan(root, chart, (), deps, folder, rules, settings, target)
+    made = Plan(root, chart, (), deps, folder, rules, settings, target, narrow=cache.narrow)
     found: list[Subchart] = []
     try:
         with chart_for_render(root) as safe:
             shipped = _shipped_values(Path(safe))
+            tree = _tree_defines(Path(safe))
             for entry in sorted((Path(safe) / "charts").iterdir()):
-                sub = _subchart(entry, made, aliased, shipped, base_render)
+                sub = _subchart(entry, made, aliased, shipped, base_render, tree)
                 if sub is not None:
                     found.append(sub)
     except (OSError, ValueError, tarfile.TarError, EOFError, zlib.error, yaml.YAMLError):
@@ -267,7 +276,9 @@ def plan(
         cache.renders[key] = left.render(base, base_render)
 
 
-def _subchart(entry: Path, made: Plan, aliased: set[str], shipped: list[Any], base_render: Render) -> Subchart | None:
+def _subchart(
+    entry: Path, made: Plan, aliased: set[str], shipped: list[Any], base_render: Render, tree: _Defines
+) -> Subchart | None:
     """The Subchart of a charts/ entry of the run's private copy, or None when it may not be left out."""
     from dramigrate.helm.rewrite import chart_name
     from dramigrate.helm.subchartless import prune_folder, pruned_archive
@@ -288,10 +299,11 @@ def _subchart(entry: Path, made: Plan, aliased: set[str], shipped: list[Any], ba
     if any(name == MARKER or name.endswith("/" + MARKER) for name in files):
         return None  # a file of its own by the marker's name, which the marker would take the place of
     code = _COMMENT.sub("", "\n".join(_texts(files, templates=True)))
-    if any(_BUILT_NAME.search(action) for action in _calls(code)):
+    reached = _reached(code, f"charts/{entry.name}", tree)
+    if reached is None:
         return None  # it may include any template, the umbrella's that the rewrite changes too
     defined = {a or b for a, b in _DEFINES.findall(code)}
-    if any((a or b) not in defined for action in _ACTION.findall(code) for a, b in _INCLUDED.findall(action)):
+    if made.narrow and not reached <= defined:
         return None  # it includes a template of the umbrella (or of another subchart), which the rewrite may change
     text = "\n".join(_texts(files))
     mine = [m for m in base_render.manifests if m.source.startswith(f"{made.chart}/charts/{key}/")]
@@ -315,7 +327,72 @@ def _subchart(entry: Path, made: Plan, aliased: set[str], shipped: list[Any], ba
         pruned.write_bytes(_with_member(stored, f"{packed_meta(files)[0]}/{MARKER}", marker.encode("utf-8")))
     if not removed:
         return None
-    return Subchart(entry.name, key, _digest(files), text, pruned)
+    return Subchart(entry.name, key, _digest(files), text, pruned, reached)
+
+
+# template name -> the (charts/ entry, or "" for the umbrella's own, and text) of each template file defining it
+_Defines = dict[str, list[tuple[str, str]]]
+
+
+def _tree_defines(top: Path) -> _Defines:
+    """Where each template name is defined in the chart tree Helm loads as one set of templates: every file in a
+    templates/ folder of the umbrella and of its subcharts (archives unpacked, nested ones too)."""
+    from dramigrate.helm.twins import archive_members
+
+    out: _Defines = {}
+
+    def add(owner: str, files: dict[str, bytes]) -> None:
+        for name, data in sorted(files.items()):
+            if name.endswith(".tgz"):
+                add(owner, archive_members(data))
+            elif "templates" in name.split("/")[:-1]:
+                text = data.decode("utf-8", "replace")
+                for a, b in _DEFINES.findall(_COMMENT.sub("", text)):
+                    out.setdefault(a or b, []).append((owner, text))
+
+    add(
+        "",
+        {p.relative_to(top).as_posix(): p.read_bytes() for p in sorted((top / "templates").rglob("*")) if p.is_file()},
+    )
+    for entry in sorted((top / "charts").iterdir()):
+        if entry.is_symlink():
+            continue
+        if entry.is_dir():
+            add(
+                f"charts/{entry.name}",
+                {p.relative_to(entry).as_posix(): p.read_bytes() for p in sorted(entry.rglob("*")) if p.is_file()},
+            )
+        elif entry.is_file() and entry.name.endswith(".tgz"):
+            add(f"charts/{entry.name}", archive_members(entry.read_bytes()))
+    return out
+
+
+def _reached(code: str, own: str, tree: _Defines) -> frozenset[str] | None:
+    """The template names a subchart's templates (`code`, comments out) include, and those the files defining them
+    outside the subchart include in turn (a whole file read as reached: any define of it may run); None when one of
+    those includes a template by a name it builds (it may reach any)."""
+
+    def includes(text: str) -> set[str] | None:
+        if any(_BUILT_NAME.search(action) for action in _calls(text)):
+            return None
+        return {a or b for action in _ACTION.findall(text) for a, b in _INCLUDED.findall(action)}
+
+    first = includes(code)
+    if first is None:
+        return None
+    names, seen = set(first), set()
+    queue = list(first)
+    while queue:
+        for owner, text in tree.get(queue.pop(), []):
+            if owner == own or (owner, text) in seen:
+                continue
+            seen.add((owner, text))
+            more = includes(_COMMENT.sub("", text))
+            if more is None:
+                return None
+            queue.extend(sorted(more - names))
+            names |= more
+    return frozenset(names)
 
 
 def _with_member(data: bytes, name: str, content: bytes) -> bytes:
@@ -382,21 +459,50 @@ def leaving_out(root: Path, options: Any) -> LeftOut | None:
     made = CACHE[-1].leftout if CACHE else None
     if made is None or options.helm_binary is not None:
         return None
+    stamp = _RUN if root == made.root else _stamp(root)  # the run's chart renders from one copy made once
+    keys = _kept(made, root, stamp)
+    return LeftOut(made, root, stamp, keys) if keys else None
+
+
+def _kept(made: Plan, root: Path, stamp: Any) -> tuple[Subchart, ...]:
+    """The subcharts of the plan a render of root leaves out."""
     try:
-        stamp = _RUN if root == made.root else _stamp(root)  # the run's chart renders from one copy made once
         files = _files(made, root, stamp)
         if files is None:
-            return None
+            return ()
         reach = _changed_names(made, root, stamp, files)
-        keys = [
+        if not made.narrow and any(files.get(f"charts/{sub.entry}") != sub.digest for sub in made.subcharts):
+            # a subchart compared whole that differs (or a copy holds another): the names it defines, before or
+            # after, which a subchart including another chart's templates may reach, are not in reach
+            return ()
+        return tuple(
             sub
             for sub in made.subcharts
-            # the rewrite changed it (or a copy holds another), or it names a template a changed file may define
-            if files.get(f"charts/{sub.entry}") == sub.digest and not (reach and any(n in sub.text for n in reach))
-        ]
+            # the rewrite changed it (or a copy holds another), or it names or reaches a template a changed file
+            # may define
+            if files.get(f"charts/{sub.entry}") == sub.digest
+            and not (reach and (reach & sub.reaches or any(n in sub.text for n in reach)))
+        )
     except (OSError, ValueError, tarfile.TarError, EOFError, zlib.error, yaml.YAMLError):
-        return None
-    return LeftOut(made, root, stamp, tuple(keys)) if keys else None
+        return ()
+
+
+class Wider(Exception):
+    """The rewritten chart renders in full a subchart that the run's renders left out, which its comparisons would
+    refuse: the chart run starts again leaving out only subcharts that include no template of another chart."""
+
+
+def check_copy(root: Path) -> None:
+    """Raise Wider when renders of this copy of the run's chart (a rewritten one) would not leave out every subchart
+    the run's own renders leave out, in a run that leaves out subcharts including another chart's templates: the
+    renders made so far (with their markers) could not be compared with the copy's (with the documents)."""
+    from dramigrate.helm.renderpool import CACHE
+
+    made = CACHE[-1].leftout if CACHE else None
+    if made is None or made.narrow or root == made.root:
+        return
+    if len(_kept(made, root, _stamp(root))) != len(made.subcharts):
+        raise Wider
 
 
 _RUN = "run"  # the stamp of the run's own chart
@@ -442,12 +548,24 @@ def _files(made: Plan, root: Path, stamp: Any) -> dict[str, str] | None:
                     else:
                         subs.setdefault(rel[1], {})["/".join(rel[2:])] = path.read_bytes()
                 else:
-                    out["/".join(rel)] = hashlib.sha256(path.read_bytes()).hexdigest()
+                    out["/".join(rel)] = _file_digest(path.read_bytes(), path.name)
             for entry, files in subs.items():
                 out[f"charts/{entry}"] = _digest(files)
     with _lock:
         made.files[key] = out
     return out
+
+
+def _file_digest(data: bytes, name: str) -> str:
+    """A file's digest; an archive's is of its members, so the same chart stored or compressed is the same (a render
+    stores the packed subcharts of its private copy uncompressed, storedarchives.py: a copy read before its first
+    render held every archive of the chart as changed, and every name they define as one a changed file defines)."""
+    if name.endswith(".tgz"):
+        try:
+            return _digest(_members(data))
+        except (tarfile.TarError, EOFError, zlib.error, ValueError):
+            pass
+    return hashlib.sha256(data).hexdigest()
 
 
 def _changed_names(made: Plan, root: Path, stamp: Any, files: dict[str, str]) -> set[str]:

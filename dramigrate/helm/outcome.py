@@ -798,6 +798,9 @@ def _rewritten_copy(
         target.write_bytes(with_line_ends(target, c).after.encode("utf-8"))
     for rel, _, data in archive_writes(root, changes):  # a subchart's .tgz beside its changed folder (twins.py)
         (copy_root / rel).write_bytes(data)
+    from dramigrate.helm.leftout import check_copy
+
+    check_copy(copy_root)
     return copy_root
 
 

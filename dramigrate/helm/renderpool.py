@@ -66,6 +66,7 @@ class RunCache:
     libraries: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # packedlib.find_request, by work and options
     subchartless: dict[str, Any] = field(default_factory=dict)  # subchartless.reach, by chart folder
     leftout: Any = None  # leftout.Plan: the subcharts renders of this run may leave out
+    narrow: bool = False  # leave out only subcharts that include no template of another chart (leftout.Wider)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 

@@ -186,6 +186,7 @@ def run_chart(
     chart: Path, copts: ChartOptions, rules: RuleSet, settings: Settings, target: Target, mode: str
 ) -> ChartOutcome:
     """mode: lint, diff or fix."""
+    from dramigrate.helm.leftout import Wider
     from dramigrate.helm.sandbox import ChartRefused, chart_time_limit, chart_timeout, shared_copies
 
     display_root = str(chart).rstrip("/") or "."
@@ -197,11 +198,18 @@ def run_chart(
         if leaves:  # a subchart packed from a file:// folder: read as an unpacked leaf, changed in its folder
             root = outcome.root = working_copy(root, leaves, work.path / "leaves" / chart.resolve().name)
         with shared_copies(), chart_time_limit(chart_timeout()):
-            CACHE.append(RunCache(root))
-            try:
-                _run(outcome, root, copts, rules, settings, target, mode, work)
-            finally:
-                settled(CACHE.pop())
+            for narrow in (False, True):
+                CACHE.append(RunCache(root, narrow=narrow))
+                try:
+                    _run(outcome, root, copts, rules, settings, target, mode, work)
+                    break
+                except Wider:  # the rewritten chart cannot leave out a subchart the renders so far left out
+                    work.close()
+                    work = Workdir()
+                    outcome = ChartOutcome(chart, display_root, writable=chart.is_dir())
+                    outcome.root = root
+                finally:
+                    settled(CACHE.pop())
         if leaves:
             _named_from_folders(outcome, leaves)
     except (InputError, UnicodeDecodeError) as exc:  # nothing is written: no finding says fixed (or fixable)
