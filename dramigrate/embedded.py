@@ -117,8 +117,13 @@ def _read_requests(text: str, rules: RuleSet, depth: int) -> list[str]:
         return _requests_in_lines(text, rules)
     found: list[str] = []
     stack: list[Any] = list(docs)
+    seen: set[int] = set()  # an alias is the same object again: a string's alias bomb is walked once per node
     while stack:
         node = stack.pop()
+        if isinstance(node, (dict, list)):
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
         if isinstance(node, dict):
             for section in SECTIONS:
                 values = node.get(section)

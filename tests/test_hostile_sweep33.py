@@ -345,3 +345,23 @@ def test_the_post_renderer_refuses_a_document_kubectl_cannot_read_before_rewriti
 
     assert code == 2 and out == ""
     assert f"-:{EMPTY_KEY_POD.count(chr(10))}:1: invalid YAML: did not find expected key" in err, err
+
+
+def _alias_bomb(levels: int) -> str:
+    """YAML text of a few hundred bytes whose aliases stand for 10**levels list items, ending in a resources map."""
+    lines = ['l0: &l0 ["limits", "x"]']
+    lines += [f"l{i}: &l{i} [{','.join([f'*l{i - 1}'] * 10)}]" for i in range(1, levels + 1)]
+    return "\n".join([*lines, "resources:", "  limits:", "    nvidia.com/gpu: 1", ""])
+
+
+def test_an_alias_bomb_held_as_text_in_an_annotation_does_not_hang_lint(tmp_path: Path) -> None:
+    """A string the pod holds as text (an annotation, Argo's podSpecPatch) is parsed to find device requests inside
+    it; its aliases are the same objects again, and the walk visited each once per path to it: a 1 KB annotation of
+    nine levels took 28 s, one more level ten times that. Each object is walked once now; the findings are the same."""
+    pod = ONE_GPU_POD.format(name="held").replace(
+        "metadata:\n", f"metadata:\n  annotations:\n    patch: {json.dumps(_alias_bomb(12))}\n", 1
+    )
+    (tmp_path / "held.yaml").write_text(pod)
+    code, out, err = run_dramigrate(["lint", "--format", "json", str(tmp_path / "held.yaml")], timeout=60)
+    rules = sorted(f["rule"] for f in json.loads(out)["findings"])
+    assert code == 1 and "embedded-device-request" in rules and "legacy-device-request" in rules, out + err

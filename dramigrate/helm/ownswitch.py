@@ -208,9 +208,13 @@ def _string(doc: Any, key: str) -> str | None:
 
 def _under(node: Any, key: str) -> list[Any]:
     """Every value under `key` in the parsed node, at any depth."""
-    found, stack = [], [node]
+    found, stack, seen = [], [node], set()
     while stack:
         item = stack.pop()
+        if isinstance(item, (dict, list)):
+            if id(item) in seen:  # an alias is the same object again: walked once (a string's alias bomb)
+                continue
+            seen.add(id(item))
         if isinstance(item, dict):
             found += [v for k, v in item.items() if k == key]
             stack.extend(item.values())
