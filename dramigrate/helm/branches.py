@@ -14,7 +14,7 @@ import re
 
 from dramigrate.helm.helper import Block, KeyLine, NotHelper, blocks, enclosing
 from dramigrate.helm.locate import _ACTION
-from dramigrate.helm.templatelines import bare, parent_line
+from dramigrate.helm.templatelines import section_of
 
 Branch = tuple[tuple[int, int], ...]  # (block start line, branch number) from the outermost block in
 
@@ -38,11 +38,6 @@ def _exclusive(a: Branch, b: Branch, words: dict[int, str]) -> bool:
     return False
 
 
-def _section(lines: list[str], index: int) -> str:
-    parent = parent_line(lines, index)
-    return bare(lines[parent]).rstrip(":") if parent >= 0 else ""
-
-
 def per_branch(text: str, define: Block, keys: list[KeyLine]) -> dict[Branch, KeyLine] | None:
     """The key whose count each branch renders, when the helper's key lines sit in two or more branches that never
     render together with different counts; None when they sit in one branch or write one count (helper.build's own
@@ -52,7 +47,7 @@ def per_branch(text: str, define: Block, keys: list[KeyLine]) -> dict[Branch, Ke
     groups: dict[Branch, list[KeyLine]] = {}
     for k in keys:
         groups.setdefault(branch_of(all_blocks, define, k.index), []).append(k)
-    pair = sorted(_section(lines, k.index) for k in keys) == ["limits", "requests"]
+    pair = sorted(section_of(lines, k.index) for k in keys) == ["limits", "requests"]
     if len(groups) < 2 or pair or len({(k.resource, k.name_expr, k.count) for k in keys}) == 1:
         return None  # one count (or vllm's requests and limits, each from its values key): helper.build's own path
     if len({(k.resource, k.name_expr) for k in keys}) != 1:
@@ -61,10 +56,10 @@ def per_branch(text: str, define: Block, keys: list[KeyLine]) -> dict[Branch, Ke
     chosen: dict[Branch, KeyLine] = {}
     for where, group in groups.items():
         counts = {k.count for k in group}
-        sections = sorted(_section(lines, k.index) for k in group)
+        sections = sorted(section_of(lines, k.index) for k in group)
         if len(counts) != 1 and sections != ["limits", "requests"]:
             raise NotHelper(f"{group[0].file}:{group[0].index + 1}: one branch of the helper writes several counts")
-        chosen[where] = min(group, key=lambda k: (_section(lines, k.index) != "limits", k.index))
+        chosen[where] = min(group, key=lambda k: (section_of(lines, k.index) != "limits", k.index))
     paths = sorted(chosen)
     for n, a in enumerate(paths):
         for b in paths[n + 1 :]:

@@ -63,6 +63,7 @@ from dramigrate.helm.templatelines import (
     is_key,
     line_indent,
     parent_line,
+    section_of,
 )
 from dramigrate.helm.tolerationedits import _dump_list, given_tolerations, tolerated_define, untolerated_only
 from dramigrate.helm.tolerationedits import _merge_tolerations as _merge_list
@@ -1667,12 +1668,13 @@ def build(
     elif per_branch(root, keys) is not None:  # cosmos3's `if eq $gpu 1` ... `else if eq $gpu 8`: a count per branch
         pass
     elif len({(k.resource, k.name_expr, k.count) for k in keys}) != 1:
-        sections = [_section(root, k) for k in keys]
-        if len({(k.resource, k.name_expr) for k in keys}) != 1 or sorted(sections) != ["limits", "requests"]:
+        lines = (root / next(iter(files))).read_text(encoding="utf-8").splitlines()
+        section = {k.index: section_of(lines, k.index) for k in keys}
+        if len({(k.resource, k.name_expr) for k in keys}) != 1 or sorted(section.values()) != ["limits", "requests"]:
             raise NotHelper("the helper writes different device keys or counts")
         # `requests:` and `limits:` each read their own values key (vllm's chart-helm): the API server takes an
         # extended resource only with both equal, so the limits one counts, as the migration's claim does
-        keys = sorted(keys, key=lambda k: _section(root, k) != "limits")
+        keys = sorted(keys, key=lambda k: section[k.index] != "limits")
     define, file, key = defines.pop(), files.pop(), keys[0]
     mode = switch_mode(sites, hops)
     if mode == "values":
@@ -2002,13 +2004,6 @@ def per_branch(root: Path, keys: list[KeyLine]) -> dict[Any, KeyLine] | None:
     text = (root / keys[0].file).read_text(encoding="utf-8")
     block = next(b for name, b in _defines(text) if name == keys[0].define)
     return branches.per_branch(text, block, keys)
-
-
-def _section(root: Path, key: KeyLine) -> str:
-    """The YAML key the device key sits under in the helper (`limits`, `requests`), template actions skipped."""
-    lines = (root / key.file).read_text(encoding="utf-8").splitlines()
-    parent = parent_line(lines, key.index) if key.index < len(lines) else -1
-    return bare(lines[parent]).rstrip(":") if parent >= 0 else ""
 
 
 def _uncounted(spec: dict[str, Any]) -> dict[str, Any]:

@@ -86,6 +86,12 @@ def is_key(line: str, *names: str) -> bool:
     return bare(line) in {f"{name}:" for name in names}
 
 
+def section_of(lines: list[str], index: int) -> str:
+    """The YAML key the line at `index` sits under (`limits`, `requests`), template actions skipped; "" at the top."""
+    parent = parent_line(lines, index) if index < len(lines) else -1
+    return bare(lines[parent]).rstrip(":") if parent >= 0 else ""
+
+
 def item_key(line: str) -> str:
     """A line without its indent, list markers and a comment after a key alone: `- resources:`, a container's first
     key, reads `resources:`."""
