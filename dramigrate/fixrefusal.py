@@ -83,13 +83,15 @@ def _graph_refusals(kz: Scan, fixable: list[Any], roots: tuple[Path, ...]) -> No
     """Each migratable kustomize graph holding fixable findings, at the first file fix would write of it that it
     would refuse: every fixable finding of the graph left unfixable, the refused file's with fix's reason, the others'
     with the graph's (fix's words: graph_refusal)."""
-    by_path = {_resolved(r.path): r for r in fixable}
+    # each file by its real path: the one it was read at (engine._as_walked held it to the walk's), without resolving
+    # its name again (a stat per folder on its way, for each of a large tree's device files)
+    by_path = {Path(r.opened) if r.opened else _resolved(r.path): r for r in fixable}
     for unit in kz.units:
         if not unit.migratable:
             continue
         nodes = kz.graph.nodes
         members = unit.files | unit.patch_files | {nodes[d].file for d in unit.folders}
-        results = {p: r for p, r in by_path.items() if p in members}
+        results = {p: by_path[p] for p in sorted(by_path.keys() & members)}
         if not results:
             continue
         group = kz.display(min(nodes[d].file for d in unit.folders))
