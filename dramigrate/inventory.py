@@ -124,7 +124,10 @@ def _slice_devices(obj: Any, where: str) -> list[Device]:
     if kind != "ResourceSlice" or not api_version.startswith("resource.k8s.io/"):
         found = f"{api_version or '<no apiVersion>'} {kind or '<no kind>'}"
         raise ValueError(f"{where}: not a resource.k8s.io ResourceSlice (found {found})")
-    name = (obj.get("metadata") or {}).get("name") or "<unnamed>"
+    metadata = obj.get("metadata") or {}
+    if not isinstance(metadata, Mapping):  # `metadata: [1]` was an internal error (AttributeError)
+        raise ValueError(f"{where}: metadata must be a mapping, got {type(metadata).__name__}")
+    name = metadata.get("name") or "<unnamed>"
     where = f"{where} (ResourceSlice {name})"
     spec = obj.get("spec")
     if not isinstance(spec, Mapping):
