@@ -519,6 +519,12 @@ def load_rules(user_files: tuple[Path, ...] = ()) -> RuleSet:
         errors = validate_rule_file(path, data)
         if errors:
             raise InputError("invalid rules file: " + "; ".join(errors), str(path))  # one line (cli._fail)
+        if data["kind"] == "FindingRules":  # was loaded as a workloads file: internal error (KeyError 'kinds')
+            raise InputError(
+                "`kind: FindingRules` is the shipped finding catalogue, not a rule pack or workloads file; "
+                "--rules takes `kind: RulePack` or `kind: Workloads`",
+                str(path),
+            )
         if data["kind"] == "RulePack":
             _add_pack(rs, data, str(path), first=True)
         else:

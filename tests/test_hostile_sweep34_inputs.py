@@ -42,3 +42,17 @@ def test_an_inventory_slice_whose_metadata_is_no_mapping_is_named_not_an_interna
     assert code == 2, (out, err)
     assert "internal error" not in err
     assert "slices.yaml" in err and "metadata" in err, err
+
+
+def test_a_finding_rules_file_given_as_rules_is_refused_by_name(tmp_path: Path) -> None:
+    """`--rules` given a `kind: FindingRules` file (the catalogue's kind, which `rules validate` accepts) ended
+    every command in `internal error: KeyError: 'kinds'`: it was loaded as a workloads file. It is refused by name
+    before any work, exit 2, from the command line and from a repository's config alike."""
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    (tmp_path / "catalogue.yaml").write_bytes((REPO / "rules" / "findings.yaml").read_bytes())
+
+    for args in (["lint", "--rules", "catalogue.yaml", "pod.yaml"], ["rules", "list", "--rules", "catalogue.yaml"]):
+        code, out, err = run_dramigrate(args, cwd=tmp_path)
+        assert code == 2, (args, out, err)
+        assert "internal error" not in err
+        assert "catalogue.yaml" in err and "FindingRules" in err, err
