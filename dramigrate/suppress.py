@@ -19,7 +19,11 @@ if TYPE_CHECKING:
 
     from dramigrate.findings import Finding
 
-_DIRECTIVE = re.compile(r"#\s*dramigrate:\s*(disable-file|disable|enable)\b(?:\s*=\s*([\w,-]+))?")
+# `=rule-a, rule-b` after a directive. The directive ends the comment or is followed by a space (a reason may
+# follow): a spelling it does not take (`ignore = rule` once, `ignored=rule`, `disable-files=rule`, `disable-file=`)
+# was read as the bare directive, every rule off, where the comment names one rule; such a comment silences nothing.
+RULE_LIST = r"(?:\s*=\s*([\w-]+(?:\s*,\s*[\w-]+)*),?)?(?=\s|$)"
+_DIRECTIVE = re.compile(r"#\s*dramigrate:\s*(disable-file|disable|enable)" + RULE_LIST)
 ALL = "*"
 MAX_SCAN = 64 * 1024 * 1024  # the size cap's order: a file bigger than this was refused before it had findings
 
@@ -58,7 +62,7 @@ def parse(text: str) -> Suppressions:
         m = _DIRECTIVE.search(line)
         if m is None or not _is_comment(line, m.start()):
             continue
-        verb, names = m.group(1), [n for n in (m.group(2) or "").split(",") if n] or [ALL]
+        verb, names = m.group(1), rules_named(m.group(2)) or [ALL]
         if verb == "disable-file":
             out.whole_file.update(names)
         elif verb == "disable":
@@ -70,6 +74,11 @@ def parse(text: str) -> Suppressions:
                     out.blocks.append((open_blocks.pop(n), number, n))
     out.blocks.extend((start, 0, n) for n, start in open_blocks.items())
     return out
+
+
+def rules_named(text: str | None) -> list[str]:
+    """The rule ids of a directive's `=` list (RULE_LIST's group), none when it has no list."""
+    return [n.strip() for n in (text or "").split(",") if n.strip()]
 
 
 def _is_comment(line: str, at: int) -> bool:

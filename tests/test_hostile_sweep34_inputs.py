@@ -5,6 +5,7 @@ say."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,48 @@ def test_a_finding_rules_file_given_as_rules_is_refused_by_name(tmp_path: Path) 
         assert code == 2, (args, out, err)
         assert "internal error" not in err
         assert "catalogue.yaml" in err and "FindingRules" in err, err
+
+
+@pytest.mark.parametrize(
+    "comment",
+    [
+        "nvidia.com/gpu: 1  # dramigrate: ignore = shared-device",  # spaces around `=`, as `disable = rule` allows
+        "nvidia.com/gpu: 1  # dramigrate: ignored=shared-device",
+        "nvidia.com/gpu: 1  # dramigrate: ignore:shared-device",
+        "nvidia.com/gpu: 1  # dramigrate: ignore-file=shared-device",
+        "# dramigrate: disable-files=shared-device\n        nvidia.com/gpu: 1",
+        "# dramigrate: disable:shared-device\n        nvidia.com/gpu: 1",
+        "# dramigrate: disable-file=\n        nvidia.com/gpu: 1",
+        "# dramigrate: disable-file=,\n        nvidia.com/gpu: 1",
+    ],
+    ids=["ignore-spaced", "ignored", "ignore-colon", "ignore-file", "disable-files", "disable-colon", "empty", "comma"],
+)
+def test_a_suppression_comment_naming_one_rule_never_silences_the_device_request(tmp_path: Path, comment: str) -> None:
+    """A comment that names one rule in a spelling the directive does not take (`ignore = rule`, `ignored=rule`,
+    `disable-files=rule`, `disable-file=` with an empty list) was read as the bare directive: every rule off, the
+    GPU request unreported, lint exit 0. A reviewer reads it as silencing shared-device only. Such a comment
+    silences nothing now, and the request is reported."""
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="p").replace("nvidia.com/gpu: 1", comment))
+
+    code, out, err = run_dramigrate(["lint", "pod.yaml", "--format", "json"], cwd=tmp_path)
+
+    assert code == 1, (out, err)
+    assert [f["rule"] for f in json.loads(out)["findings"] if f["severity"] == "error"] == ["legacy-device-request"]
+
+
+@pytest.mark.parametrize(
+    "comment",
+    [
+        "nvidia.com/gpu: 1  # dramigrate: ignore = legacy-device-request",
+        "nvidia.com/gpu: 1  # dramigrate: ignore=shared-device, legacy-device-request",
+        "# dramigrate: disable = legacy-device-request\n        nvidia.com/gpu: 1",
+        "nvidia.com/gpu: 1  # dramigrate: ignore   (stays on the plugin until Q3)",
+    ],
+)
+def test_a_suppression_comment_in_a_spelling_it_takes_still_suppresses(tmp_path: Path, comment: str) -> None:
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="p").replace("nvidia.com/gpu: 1", comment))
+
+    code, out, err = run_dramigrate(["lint", "pod.yaml", "--format", "json"], cwd=tmp_path)
+
+    assert code == 0, (out, err)
+    assert [f for f in json.loads(out)["findings"] if f["severity"] == "error"] == []
