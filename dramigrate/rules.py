@@ -250,7 +250,7 @@ def validate_rule_file(path: Path, data: Any) -> list[str]:
     """Schema errors of one rules file, as 'path: where: message' strings (empty when valid)."""
     import jsonschema
 
-    if not isinstance(data, dict) or data.get("kind") not in SCHEMAS:
+    if not isinstance(data, dict) or not isinstance(data.get("kind"), str) or data["kind"] not in SCHEMAS:
         return [f"{path}: not a rules file: expected `kind: RulePack`, `kind: Workloads` or `kind: FindingRules`"]
     schema = shipped_json(SCHEMAS[data["kind"]])
     validator = jsonschema.Draft202012Validator(schema)

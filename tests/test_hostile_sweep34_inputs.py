@@ -102,3 +102,21 @@ def test_a_suppression_comment_in_a_spelling_it_takes_still_suppresses(tmp_path:
 
     assert code == 0, (out, err)
     assert [f for f in json.loads(out)["findings"] if f["severity"] == "error"] == []
+
+
+@pytest.mark.parametrize("kind", ["[RulePack]", "{RulePack: 1}", "{}"])
+@pytest.mark.parametrize("command", ["lint", "validate"])
+def test_a_rules_file_whose_kind_is_a_list_or_map_is_named_not_an_internal_error(
+    tmp_path: Path, kind: str, command: str
+) -> None:
+    """`kind: [RulePack]` in a rules file ended lint and `rules validate` in `internal error: TypeError:
+    unhashable type: 'list'` (the kind was looked up among the schemas as it was): named as not a rules file."""
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    (tmp_path / "pack.yaml").write_text(f"schemaVersion: 1\nkind: {kind}\nname: acme\n")
+    args = ["lint", "--rules", "pack.yaml", "pod.yaml"] if command == "lint" else ["rules", "validate", "pack.yaml"]
+
+    code, out, err = run_dramigrate(args, cwd=tmp_path)
+
+    assert code == 2, (out, err)
+    assert "internal error" not in err
+    assert "pack.yaml" in out + err and "not a rules file" in out + err, (out, err)
