@@ -60,7 +60,7 @@ def parse(text: str) -> Suppressions:
     open_blocks: dict[str, int] = {}  # rule or ALL -> first line
     for number, line in enumerate(text.splitlines(), start=1):
         m = _DIRECTIVE.search(line)
-        if m is None or not _is_comment(line, m.start()):
+        if m is None or not is_comment(line, m.start()):
             continue
         verb, names = m.group(1), rules_named(m.group(2)) or [ALL]
         if verb == "disable-file":
@@ -81,7 +81,7 @@ def rules_named(text: str | None) -> list[str]:
     return [n.strip() for n in (text or "").split(",") if n.strip()]
 
 
-def _is_comment(line: str, at: int) -> bool:
+def is_comment(line: str, at: int) -> bool:
     """The `#` at `at` starts a comment: at the line's start or after whitespace, and not inside a quoted string."""
     before = line[:at]
     if before and not before[-1].isspace():

@@ -120,3 +120,19 @@ def test_a_rules_file_whose_kind_is_a_list_or_map_is_named_not_an_internal_error
     assert code == 2, (out, err)
     assert "internal error" not in err
     assert "pack.yaml" in out + err and "not a rules file" in out + err, (out, err)
+
+
+def test_an_ignore_inside_a_quoted_string_is_no_comment(tmp_path: Path) -> None:
+    """`# dramigrate: ignore` inside a container's argument on the line above its resources silenced the GPU
+    request (lint exit 0): the line comment was matched anywhere on the line, where the block directives take
+    only a `#` that starts a YAML comment. The argument is data Kubernetes passes to the container."""
+    (tmp_path / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+        '  - {name: a, image: a, args: ["--note", "# dramigrate: ignore me"],\n'
+        "     resources: {limits: {nvidia.com/gpu: 4}}}\n"
+    )
+
+    code, out, err = run_dramigrate(["lint", "pod.yaml", "--format", "json"], cwd=tmp_path)
+
+    assert code == 1, (out, err)
+    assert "legacy-device-request" in [f["rule"] for f in json.loads(out)["findings"]]
