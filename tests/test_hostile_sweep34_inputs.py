@@ -136,3 +136,51 @@ def test_an_ignore_inside_a_quoted_string_is_no_comment(tmp_path: Path) -> None:
 
     assert code == 1, (out, err)
     assert "legacy-device-request" in [f["rule"] for f in json.loads(out)["findings"]]
+
+
+RULE_PACK_WITH_CLASS = """\
+schemaVersion: 1
+kind: RulePack
+name: acme
+description: a repository's pack whose class selector Kubernetes would stop at its cost limit
+resources:
+  - match: nvidia.com/gpu
+    deviceClass: gpu.acme.example
+    request: gpu
+deviceClasses:
+  - name: gpu.acme.example
+    driver: gpu.nvidia.com
+    selectors: [{selector}]
+"""
+
+GROW = ".replace('a', 'aaaaaaaaaa')"
+TEN = "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]"
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        f"\"'aaaaaaaaaa'{GROW * 9}.size() > 0\"",  # ten gigabytes of string, built one replace at a time
+        f'"{TEN}.all(a, {TEN}.all(b, {TEN}.all(c, {TEN}.all(d, {TEN}.all(e, {TEN}.all(f, {TEN}.all(g, true)))))))"',
+    ],
+    ids=["string-growth", "nested-loops"],
+)
+def test_a_class_selector_past_kubernetes_cost_limit_stops_fit_in_seconds(tmp_path: Path, selector: str) -> None:
+    """A rule pack's class selector that Kubernetes stops at its runtime cost limit (1,000,000) was evaluated in
+    full on every device: `'a'.replace('a', 'aaaaaaaaaa')` nine times over took gigabytes per device (a MemoryError
+    under a 3 GB limit after 27 s for four devices, the machine's memory without one), seven nested `all` over ten
+    items hours. The selector fails as Kubernetes fails it, with a message saying why, and fit ends in seconds."""
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    (tmp_path / "pack.yaml").write_text(RULE_PACK_WITH_CLASS.format(selector=selector))
+    devices = "".join(f"  - name: gpu-{i}\n    attributes:\n      type: {{string: gpu}}\n" for i in range(20))
+    (tmp_path / "slices.yaml").write_text(
+        SLICE.format(metadata="{name: s}").split("  devices:")[0] + "  devices:\n" + devices
+    )
+
+    code, out, err = run_dramigrate(
+        ["fit", "--rules", "pack.yaml", "--inventory", "slices.yaml", "pod.yaml"], cwd=tmp_path, timeout=30
+    )
+
+    assert code == 1, (out, err)
+    assert "FITS NOWHERE" in out
+    assert "cost limit" in out, out
