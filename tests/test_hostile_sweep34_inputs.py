@@ -184,3 +184,38 @@ def test_a_class_selector_past_kubernetes_cost_limit_stops_fit_in_seconds(tmp_pa
     assert code == 1, (out, err)
     assert "FITS NOWHERE" in out
     assert "cost limit" in out, out
+
+
+def test_an_inventory_whose_aliases_repeat_a_slice_thousands_of_times_is_refused_at_once(tmp_path: Path) -> None:
+    """An 80 KB inventory whose List named one slice of 1,000 devices 5,000 times (`items: [*s, *s, ...]`) was
+    five million devices: fit ran past a minute (killed at 100 s). kubectl writes no aliases: an inventory whose
+    aliases multiply it more than tenfold is refused by name at once, exit 2; one that shares attribute maps
+    between its devices still fits."""
+    devices = "".join(f"    - name: gpu-{i}\n      attributes: {{type: {{string: gpu}}}}\n" for i in range(1000))
+    slice_ = (
+        "- &s\n  apiVersion: resource.k8s.io/v1\n  kind: ResourceSlice\n  metadata: {name: s}\n  spec:\n"
+        "    driver: gpu.nvidia.com\n    nodeName: n\n    pool: {name: p}\n    devices:\n" + devices
+    )
+    (tmp_path / "bomb.yaml").write_text(
+        "apiVersion: v1\nkind: List\nslices:\n" + slice_ + "items: [" + ", ".join(["*s"] * 5000) + "]\n"
+    )
+    shared = "".join(
+        f"- apiVersion: resource.k8s.io/v1\n  kind: ResourceSlice\n  metadata: {{name: s{n}}}\n  spec:\n"
+        f"    driver: gpu.nvidia.com\n    nodeName: node-{n}\n    pool: {{name: node-{n}}}\n    devices:\n"
+        + "".join(
+            f"    - name: gpu-{i}\n      attributes: "
+            + ("&gpu {type: {string: gpu}, brand: {string: Nvidia}}\n" if n == i == 0 else "*gpu\n")
+            for i in range(8)
+        )
+        for n in range(20)
+    )
+    (tmp_path / "shared.yaml").write_text("apiVersion: v1\nkind: List\nitems:\n" + shared)
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, err = run_dramigrate(["fit", "--inventory", "bomb.yaml", "pod.yaml"], cwd=tmp_path, timeout=30)
+    assert code == 2, (out, err)
+    assert "bomb.yaml" in err and "aliases" in err, err
+
+    code, out, err = run_dramigrate(["fit", "--inventory", "shared.yaml", "pod.yaml"], cwd=tmp_path, timeout=30)
+    assert code == 0, (out, err)
+    assert "fits on 20 node(s)" in out, out
