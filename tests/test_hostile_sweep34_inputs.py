@@ -219,3 +219,23 @@ def test_an_inventory_whose_aliases_repeat_a_slice_thousands_of_times_is_refused
     code, out, err = run_dramigrate(["fit", "--inventory", "shared.yaml", "pod.yaml"], cwd=tmp_path, timeout=30)
     assert code == 0, (out, err)
     assert "fits on 20 node(s)" in out, out
+
+
+def test_a_rule_pack_regex_just_under_its_timeout_on_every_name_stops_lint_in_seconds(tmp_path: Path) -> None:
+    """A pack regex the static check passes, `acme\\.example/(a|aa)+x`, takes 0.2 to 0.45 s on
+    `acme.example/` and 28 a's: under the 0.5 s a match may take, so each of 100 pods asking for that resource paid
+    it again and lint ran 53 s (300 pods: minutes). One regex may spend 2 s in all in slow matches over a run; then
+    the files left are named as bad input, exit 2, in seconds."""
+    (tmp_path / "pack.yaml").write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: acme\ndescription: d\nresources:\n"
+        "  - regex: 'acme\\.example/(a|aa)+x'\n    deviceClass: npu.acme.example\n    request: npu\n"
+        "deviceClasses:\n  - name: npu.acme.example\n    driver: npu.acme.example\n"
+    )
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {{name: p{}}}\nspec:\n  containers:\n  - name: c\n    image: a\n"
+    pod += "    resources: {{limits: {{acme.example/" + "a" * 28 + ": 1}}}}\n"
+    (tmp_path / "pods.yaml").write_text("---\n".join(pod.format(i) for i in range(100)))
+
+    code, out, err = run_dramigrate(["lint", "--rules", "pack.yaml", "pods.yaml"], cwd=tmp_path, timeout=40)
+
+    assert code == 2, (out, err)
+    assert "pods.yaml" in out + err and "catastrophic backtracking" in out + err, (out, err)
