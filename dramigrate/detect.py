@@ -141,7 +141,12 @@ class Detector:
             idx = n - doc.start_line
             if 0 <= idx < len(lines):
                 m = _IGNORE_COMMENT.search(lines[idx])  # a comment's, not a string's (an argument Kubernetes passes)
-                if m and is_comment(lines[idx], m.start()) and (not m.group(1) or rule in rules_named(m.group(1))):
+                if (
+                    m
+                    and is_comment(lines[idx], m.start())
+                    and not self.suppressions.in_text(n, m.start())
+                    and (not m.group(1) or rule in rules_named(m.group(1)))
+                ):
                     why = f"the `# dramigrate: ignore` comment on line {n}"
                     break
         if why:

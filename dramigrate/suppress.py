@@ -33,6 +33,13 @@ class Suppressions:
     whole_file: set[str] = field(default_factory=set)  # rule ids, or ALL
     # (first line, last line or 0 for the end of the file, rule id or ALL), 1-based, inclusive
     blocks: list[tuple[int, int, str]] = field(default_factory=list)
+    # (first, last) positions, 1-based line and 0-based column, of the text of scalars that span lines: a
+    # `# dramigrate:` there is a string's text (a ConfigMap's script), no comment
+    texts: list[tuple[tuple[int, int], tuple[int, int]]] = field(default_factory=list)
+
+    def in_text(self, line: int, column: int) -> bool:
+        """Whether the `#` at line (1-based), column (0-based) lies in the text of a scalar that spans lines."""
+        return any(first <= (line, column) < last for first, last in self.texts)
 
     def covers(self, line: int, rule: str) -> bool:
         return bool(self.reason(line, rule))
@@ -57,10 +64,14 @@ def parse(text: str) -> Suppressions:
     out = Suppressions()
     if "dramigrate:" not in text:
         return out
+    lines = text.splitlines()
+    candidates = [n for n, line in enumerate(lines, start=1) if "dramigrate:" in line]
+    out.texts = _multiline_texts(text, candidates[-1])
     open_blocks: dict[str, int] = {}  # rule or ALL -> first line
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number in candidates:
+        line = lines[number - 1]
         m = _DIRECTIVE.search(line)
-        if m is None or not is_comment(line, m.start()):
+        if m is None or not is_comment(line, m.start()) or out.in_text(number, m.start()):
             continue
         verb, names = m.group(1), rules_named(m.group(2)) or [ALL]
         if verb == "disable-file":
@@ -73,6 +84,27 @@ def parse(text: str) -> Suppressions:
                 if n in open_blocks:
                     out.blocks.append((open_blocks.pop(n), number, n))
     out.blocks.extend((start, 0, n) for n, start in open_blocks.items())
+    return out
+
+
+def _multiline_texts(text: str, upto: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Where the scalars that span lines hold their text (Suppressions.texts), up to line upto: a ConfigMap's
+    script whose line `# dramigrate: disable-file` silenced a Pod's GPU request beside it (lint exit 0). From
+    libyaml's tokens; a file that stops being YAML (a chart's template) keeps the scalars before that point."""
+    import yaml
+
+    out = []
+    try:
+        for token in yaml.scan(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            start, end = token.start_mark, token.end_mark
+            if start.line >= upto:
+                break
+            if isinstance(token, yaml.ScalarToken) and end.line > start.line:
+                block = token.style in ("|", ">")  # the text starts below the indicator (a comment may follow it)
+                first = (start.line + 2, 0) if block else (start.line + 1, start.column + 1)
+                out.append((first, (end.line + 1, end.column)))
+    except yaml.YAMLError:
+        pass
     return out
 
 

@@ -239,3 +239,58 @@ def test_a_rule_pack_regex_just_under_its_timeout_on_every_name_stops_lint_in_se
 
     assert code == 2, (out, err)
     assert "pods.yaml" in out + err and "catastrophic backtracking" in out + err, (out, err)
+
+
+CONFIG_MAP_SCRIPT = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: setup
+data:
+  setup.sh: |
+    #!/bin/sh
+    # dramigrate: disable-file
+    echo ready
+---
+"""
+
+POD_ARG_TEXT = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  annotations:
+    note: "first line
+      # dramigrate: disable-file
+      last line"
+spec:
+  containers:
+  - name: app
+    image: app:1
+    args:
+    - |
+      # dramigrate: ignore
+    resources: {limits: {nvidia.com/gpu: 4}}
+"""
+
+
+@pytest.mark.parametrize(
+    "text",
+    [CONFIG_MAP_SCRIPT + ONE_GPU_POD.format(name="p"), POD_ARG_TEXT],
+    ids=["config-map-script", "quoted-and-block-text"],
+)
+def test_a_suppression_written_inside_a_strings_text_silences_nothing(tmp_path: Path, text: str) -> None:
+    """A line `# dramigrate: disable-file` of a ConfigMap's script (a block scalar) silenced the GPU request of the
+    Pod beside it, lint exit 0; so did that line inside a quoted annotation spanning lines, and `# dramigrate:
+    ignore` as the text of a container argument on the line above its resources. Each is a string Kubernetes
+    stores, no YAML comment: the request is reported. A comment after a block scalar's `|` still counts."""
+    (tmp_path / "pod.yaml").write_text(text)
+
+    code, out, err = run_dramigrate(["lint", "pod.yaml", "--format", "json"], cwd=tmp_path)
+
+    assert code == 1, (out, err)
+    assert "legacy-device-request" in [f["rule"] for f in json.loads(out)["findings"]]
+
+    (tmp_path / "pod.yaml").write_text(text.replace("setup.sh: |", "setup.sh: |  # dramigrate: disable-file"))
+    code, out, err = run_dramigrate(["lint", "pod.yaml", "--format", "json"], cwd=tmp_path)
+    assert (code == 0) == ("setup.sh" in text), (out, err)
