@@ -66,7 +66,7 @@ def parse(text: str) -> Suppressions:
         return out
     lines = text.splitlines()
     candidates = [n for n, line in enumerate(lines, start=1) if "dramigrate:" in line]
-    out.texts = _multiline_texts(text, candidates[-1])
+    out.texts = _multiline_texts(lines, candidates)
     open_blocks: dict[str, int] = {}  # rule or ALL -> first line
     for number in candidates:
         line = lines[number - 1]
@@ -87,24 +87,31 @@ def parse(text: str) -> Suppressions:
     return out
 
 
-def _multiline_texts(text: str, upto: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    """Where the scalars that span lines hold their text (Suppressions.texts), up to line upto: a ConfigMap's
-    script whose line `# dramigrate: disable-file` silenced a Pod's GPU request beside it (lint exit 0). From
-    libyaml's tokens; a file that stops being YAML (a chart's template) keeps the scalars before that point."""
+def _multiline_texts(lines: list[str], candidates: list[int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Where the scalars that span lines hold their text (Suppressions.texts), in the documents of the candidate
+    lines (1-based), each document scanned alone: a ConfigMap's script whose line
+    `# dramigrate: disable-file` silenced a Pod's GPU request beside it (lint exit 0). From libyaml's tokens; a
+    document that stops being YAML (a chart's template) keeps the scalars before that point."""
     import yaml
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    windows: dict[int, int] = {}  # first line (0-based) of a candidate's document -> its last candidate line
+    start = 0
+    for number in candidates:
+        start = next((i for i in range(number - 1, start - 1, -1) if lines[i].startswith("---")), start)
+        windows[start] = number
     out = []
-    try:
-        for token in yaml.scan(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-            start, end = token.start_mark, token.end_mark
-            if start.line >= upto:
-                break
-            if isinstance(token, yaml.ScalarToken) and end.line > start.line:
-                block = token.style in ("|", ">")  # the text starts below the indicator (a comment may follow it)
-                first = (start.line + 2, 0) if block else (start.line + 1, start.column + 1)
-                out.append((first, (end.line + 1, end.column)))
-    except yaml.YAMLError:
-        pass
+    for first, last in windows.items():
+        stop = next((i for i in range(last, len(lines)) if lines[i].startswith("---")), len(lines))
+        try:  # to the document's end: a quoted scalar open at the last candidate is closed below it
+            for token in yaml.scan("\n".join(lines[first:stop]) + "\n", Loader=loader):
+                begin, end = token.start_mark, token.end_mark
+                if isinstance(token, yaml.ScalarToken) and end.line > begin.line:
+                    block = token.style in ("|", ">")  # the text starts below the indicator (a comment may follow)
+                    at = (first + begin.line + 2, 0) if block else (first + begin.line + 1, begin.column + 1)
+                    out.append((at, (first + end.line + 1, end.column)))
+        except yaml.YAMLError:
+            pass
     return out
 
 
