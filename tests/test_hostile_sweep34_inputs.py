@@ -294,3 +294,42 @@ def test_a_suppression_written_inside_a_strings_text_silences_nothing(tmp_path: 
     (tmp_path / "pod.yaml").write_text(text.replace("setup.sh: |", "setup.sh: |  # dramigrate: disable-file"))
     code, out, err = run_dramigrate(["lint", "pod.yaml", "--format", "json"], cwd=tmp_path)
     assert (code == 0) == ("setup.sh" in text), (out, err)
+
+
+NPU_PACK = """\
+schemaVersion: 1
+kind: RulePack
+name: acme
+description: d
+resources:
+  - {match: acme.example/npu, deviceClass: npu.acme.example, request: npu}
+deviceClasses:
+  - {name: npu.acme.example, driver: npu.acme.example}
+"""
+
+
+@pytest.mark.parametrize("metadata", ["[1]", '"x"', "7"])
+def test_a_classes_file_deviceclass_whose_metadata_is_no_mapping_is_bad_input_not_an_internal_error(
+    tmp_path: Path, metadata: str
+) -> None:
+    """fix with a classes file holding a DeviceClass whose `metadata` is a list, a string or a number ended the
+    classes file in `internal error: AttributeError: 'CommentedSeq' object has no attribute 'get'`, asking for a
+    bug report: named as bad input at its line, left as it was; the manifest is still migrated."""
+    (tmp_path / "acme.yaml").write_text(NPU_PACK)
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="p").replace("nvidia.com/gpu", "acme.example/npu"))
+    classes = tmp_path / "classes.yaml"
+    classes.write_text(f"apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {metadata}\nspec: {{}}\n")
+    before = classes.read_bytes()
+
+    code, out, err = run_dramigrate(
+        ["fix", "--rules", "acme.yaml", "--classes-file", "classes.yaml", "pod.yaml", "--format", "json"],
+        cwd=tmp_path,
+    )
+
+    report = json.loads(out)
+    assert code == 2, (out, err)
+    assert [f for f in report["findings"] if f["rule"] == "internal-error"] == []
+    [error] = [e for e in report["errors"] if e["file"] == "classes.yaml"]
+    assert "metadata" in error["message"] and error["line"] == 1, error
+    assert classes.read_bytes() == before
+    assert "resourceClaimTemplateName" in (tmp_path / "pod.yaml").read_text()
