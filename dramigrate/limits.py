@@ -501,6 +501,8 @@ def regex_problem(pattern: str) -> str:
         tree = sre_parse.parse(pattern)
     except re.error as exc:
         return f"does not compile: {exc}"
+    except RecursionError:  # `((((...a))))` 1,000 deep: Python's regex parser recurses per group (internal error)
+        return "groups nested too deeply to compile"
     repeats = {sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT}
 
     def unbounded(op: object, av: tuple[int, int, object]) -> bool:
@@ -557,7 +559,10 @@ def regex_problem(pattern: str) -> str:
                     return found
         return ""
 
-    return walk(tree, False)
+    try:
+        return walk(tree, False)
+    except RecursionError:
+        return "groups nested too deeply to compile"
 
 
 def _alternation_overlaps(body: object, sre_parse: object) -> bool:

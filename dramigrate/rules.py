@@ -276,13 +276,13 @@ def _check_selectors(path: Path, data: dict[str, Any]) -> list[str]:
     for i, res in enumerate(data.get("resources", [])):
         groups: set[str] = set()
         if "regex" in res:
+            if problem := regex_problem(res["regex"]):  # first: compiling `((((...a))))` recursed past the stack
+                errors.append(f"{path}: resources.{i}.regex: {problem}")
+                continue
             try:
                 groups = set(re.compile(res["regex"]).groupindex)
             except re.error as exc:
                 errors.append(f"{path}: resources.{i}.regex: {exc}")
-                continue
-            if problem := regex_problem(res["regex"]):
-                errors.append(f"{path}: resources.{i}.regex: {problem}")
                 continue
         for where, pattern in _label_patterns(res):
             if problem := regex_problem(pattern):

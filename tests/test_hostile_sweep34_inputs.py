@@ -333,3 +333,31 @@ def test_a_classes_file_deviceclass_whose_metadata_is_no_mapping_is_bad_input_no
     assert "metadata" in error["message"] and error["line"] == 1, error
     assert classes.read_bytes() == before
     assert "resourceClaimTemplateName" in (tmp_path / "pod.yaml").read_text()
+
+
+@pytest.mark.parametrize("where", ["regex", "sharedValuePattern"])
+@pytest.mark.parametrize("command", ["lint", "validate"])
+def test_a_rule_pack_regex_of_groups_nested_a_thousand_deep_is_named_not_an_internal_error(
+    tmp_path: Path, where: str, command: str
+) -> None:
+    """A pack regex of 1,000 nested groups (8 KB) ended `rules validate` and every command given the pack in
+    `internal error: RecursionError` (Python's regex parser recurses per group, and the pack's regexes were
+    compiled before they were checked): named at its key, exit 2."""
+    nested = "(" * 1000 + "a" + ")" * 1000
+    entry = (
+        f"  - regex: 'acme\\.example/{nested}'\n    deviceClass: npu.acme.example\n    request: npu\n"
+        if where == "regex"
+        else "  - match: acme.example/npu\n    deviceClass: npu.acme.example\n    request: npu\n"
+        f"    sharing: {{setting: acme.example/npu, nodeLabel: acme.example/p, sharedValuePattern: '{nested}'}}\n"
+    )
+    (tmp_path / "pack.yaml").write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: acme\ndescription: d\nresources:\n" + entry
+    )
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    args = ["lint", "--rules", "pack.yaml", "pod.yaml"] if command == "lint" else ["rules", "validate", "pack.yaml"]
+
+    code, out, err = run_dramigrate(args, cwd=tmp_path)
+
+    assert code == 2, (out, err)
+    assert "internal error" not in err
+    assert "pack.yaml" in out + err and "nested too deeply" in out + err, (out, err)
