@@ -361,3 +361,37 @@ def test_a_rule_pack_regex_of_groups_nested_a_thousand_deep_is_named_not_an_inte
     assert code == 2, (out, err)
     assert "internal error" not in err
     assert "pack.yaml" in out + err and "nested too deeply" in out + err, (out, err)
+
+
+@pytest.mark.parametrize(
+    ("template", "why"),
+    [
+        ("device.attributes['acme.example'].model == {value} && {nope}", "{nope} is not one of"),
+        ("device.attributes['acme.example'].model == {value:>999999999}", "is not one of"),
+        ("device.attributes['acme.example'].model == {value} ||", "compilation failed"),
+    ],
+    ids=["unknown-field", "format-spec", "not-cel"],
+)
+def test_a_rule_packs_label_cel_template_is_checked_when_the_pack_loads(
+    tmp_path: Path, template: str, why: str
+) -> None:
+    """A label's `cel` template was checked by nothing: `rules validate` said ok, lint called the pod fixable, and a
+    `{nope}` in it ended each file whose pod pins the label in `internal error: KeyError: 'nope'` (Python's format
+    fills it, which also took `{value:>999999999}`); CEL that does not compile made every such rewrite invalid.
+    The pack is refused when it loads, naming the label, exit 2."""
+    (tmp_path / "pack.yaml").write_text(
+        NPU_PACK
+        + "labels:\n  - key: acme.example/model\n    role: feature\n    classes: [npu.acme.example]\n"
+        + f'    cel: {{eq: "{template}"}}\n'
+    )
+    (tmp_path / "pod.yaml").write_text(
+        ONE_GPU_POD.format(name="p")
+        .replace("nvidia.com/gpu", "acme.example/npu")
+        .replace("spec:\n  containers:", "spec:\n  nodeSelector: {acme.example/model: x2}\n  containers:")
+    )
+
+    for args in (["rules", "validate", "pack.yaml"], ["lint", "--rules", "pack.yaml", "pod.yaml"]):
+        code, out, err = run_dramigrate(args, cwd=tmp_path)
+        assert code == 2, (args, out, err)
+        assert "internal error" not in out + err
+        assert "labels.0.cel.eq" in out + err and why in out + err, (out, err)
