@@ -26,8 +26,8 @@ not declare and unknown ``device`` fields are rejected when compiling.
 
 Not emulated: the rest of the static type check (other type errors surface at
 evaluation, and may be hidden by ``&&``/``||`` short-circuiting), cost estimation
-and the runtime cost limit, compatibility-version gating of libraries, the URL,
-IP/CIDR, format, sets, authz and lists-v3 libraries, optional types,
+and the runtime cost limit (stood in for by EVAL_TIMEOUT and MAX_VALUE_SIZE),
+compatibility-version gating of libraries, the URL, IP/CIDR, format, sets, authz and lists-v3 libraries, optional types,
 ``strings.quote``, Quantity ``mul``/``div``/``divInt``, and Go's in-place
 conversion of Quantity operands to ``inf.Dec``.  Quantities with a decimal
 exponent above 4096 raise CelError instead of being evaluated.  List-valued
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -77,8 +78,30 @@ _UINT64_MAX = 2**64 - 1
 _MAX_DECIMAL_EXPONENT = 4096
 
 
+#: Kubernetes stops a selector at its runtime cost limit (CELSelectorExpressionMaxCost, 1,000,000, about 0.1 s in
+#: Go), where building or reading a string or list costs about a tenth of its length. cel-python tracks no cost: a
+#: rule pack's `'a'.replace('a', 'aaaaaaaaaa')...` took gigabytes and `[..].all(a, [..].all(b, ...))` minutes, per
+#: device. An evaluation here stops after EVAL_TIMEOUT seconds (then the selector is not evaluated again), and a
+#: string or list longer than MAX_VALUE_SIZE, which alone costs Kubernetes its whole budget, is refused before it
+#: is built.
+EVAL_TIMEOUT = 2.0
+MAX_VALUE_SIZE = 10_000_000
+
+
 class CelError(Exception):
     """A selector could not be compiled or evaluated."""
+
+
+class _OverBudget(CelError):
+    """An evaluation past EVAL_TIMEOUT or MAX_VALUE_SIZE (Kubernetes' runtime cost limit would stop it)."""
+
+
+def _check_size(size: int, what: str) -> None:
+    if size > MAX_VALUE_SIZE:
+        raise _OverBudget(
+            f"{what} of {size:,} characters or items: past Kubernetes' runtime cost limit for a selector "
+            f"(CELSelectorExpressionMaxCost, 1,000,000), where the allocation fails"
+        )
 
 
 class QuantityTooLarge(ValueError):
@@ -743,6 +766,8 @@ _UPPER = {c: c - 32 for c in range(ord("a"), ord("z") + 1)}
 def _replace(text: Any, old: Any, new: Any, count: Any = -1) -> Any:
     _require("replace", _is_string, text, old, new)
     _require("replace", _is_int, count)
+    found = text.count(old) if count < 0 else min(count, text.count(old))
+    _check_size(len(text) + found * (len(new) - len(old)), "replace() would build a string")
     return celtypes.StringType(text.replace(old, new, count if count >= 0 else -1))
 
 
@@ -785,6 +810,7 @@ def _trim(text: Any) -> Any:
 def _join(items: Any, separator: Any = "") -> Any:
     _require("join", lambda v: isinstance(v, list), items)
     _require("join", _is_string, separator, *items)
+    _check_size(sum(map(len, items)) + len(separator) * max(len(items) - 1, 0), "join() would build a string")
     return celtypes.StringType(separator.join(items))
 
 
@@ -998,11 +1024,44 @@ def _is_cel_bind(tree: lark.Tree) -> bool:
     return len(tree.children) >= 2 and str(tree.children[1]) == "bind" and _ident_name(tree.children[0]) == "cel"
 
 
+_SIZED = (celtypes.StringType, celtypes.BytesType, celtypes.ListType, celtypes.MapType)
+
+
+class _Budget:
+    """The deadline of one evaluation and its steps, shared by the sub-evaluators of its macros (each iteration's
+    own count would never reach a check)."""
+
+    __slots__ = ("deadline", "steps")
+
+    def __init__(self) -> None:
+        self.deadline = time.monotonic() + EVAL_TIMEOUT
+        self.steps = 0
+
+
 class _DraEvaluator(Evaluator):
-    """cel-python's interpreter plus the ``cel.bind(name, init, expr)`` macro."""
+    """cel-python's interpreter plus the ``cel.bind(name, init, expr)`` macro, within EVAL_TIMEOUT and
+    MAX_VALUE_SIZE."""
+
+    budget: _Budget | None = None
 
     def sub_evaluator(self, ast: lark.Tree) -> Evaluator:
-        return _DraEvaluator(ast, activation=self.activation)
+        sub = _DraEvaluator(ast, activation=self.activation)
+        sub.budget = self.budget
+        return sub
+
+    def _visit_tree(self, tree: lark.Tree) -> Any:
+        budget = self.budget
+        if budget is not None:
+            budget.steps += 1
+            if not budget.steps % 256 and time.monotonic() > budget.deadline:
+                raise _OverBudget(
+                    f"still running after {EVAL_TIMEOUT:g} s, past what Kubernetes' runtime cost limit for a "
+                    "selector allows (CELSelectorExpressionMaxCost, 1,000,000, about 0.1 s); not evaluated further"
+                )
+        value = super()._visit_tree(tree)
+        if isinstance(value, _SIZED):
+            _check_size(len(value), "a value")
+        return value
 
     def member_dot_arg(self, tree: lark.Tree) -> Any:
         if not _is_cel_bind(tree):
@@ -1019,7 +1078,9 @@ class _DraEvaluator(Evaluator):
 
 class _DraRunner(celpy.InterpretedRunner):
     def evaluate(self, context: Any) -> Any:
-        return _DraEvaluator(ast=self.ast, activation=self.new_activation()).evaluate(context)
+        evaluator = _DraEvaluator(ast=self.ast, activation=self.new_activation())
+        evaluator.budget = _Budget()
+        return evaluator.evaluate(context)
 
 
 _ENVIRONMENT: celpy.Environment | None = None
@@ -1194,6 +1255,7 @@ class CompiledSelector:
     def __init__(self, expression: str, runner: celpy.Runner) -> None:
         self.expression = expression
         self._runner = runner
+        self._over_budget = ""  # why an evaluation was stopped: the next devices fail at once, not after as long
 
     def matches(
         self,
@@ -1209,9 +1271,14 @@ class CompiledSelector:
         ``capacity`` maps domain -> name -> quantity string.  Raises CelError where
         Kubernetes would fail the allocation.
         """
+        if self._over_budget:
+            raise CelError(self._over_budget)
         device = _device_variable(driver, attributes, capacity, allow_multiple_allocations)
         try:
             result = self._runner.evaluate({"device": device})
+        except _OverBudget as exc:
+            self._over_budget = f"evaluating {self.expression!r}: {exc}"
+            raise CelError(self._over_budget) from None
         except CELEvalError as exc:
             raise CelError(f"evaluating {self.expression!r}: {_describe(exc)}") from exc
         except RecursionError as exc:

@@ -33,7 +33,15 @@ def merge_classes(path: str, existing: str, classes: list[DeviceClassInfo], targ
                     doc.start_line,
                 )
             if isinstance(data, dict) and data.get("kind") == "DeviceClass":
-                present.add(str((data.get("metadata") or {}).get("name")))
+                metadata = data.get("metadata") or {}
+                if not isinstance(metadata, dict):  # `metadata: [1]` was an internal error (AttributeError)
+                    raise InputError(
+                        "a DeviceClass of the classes file has a metadata that is no mapping, which the API server "
+                        "refuses; DeviceClasses are not appended to it",
+                        path,
+                        doc.start_line,
+                    )
+                present.add(str(metadata.get("name")))
     out = existing or HEADER
     newline = dominant_newline(out)
     for cls in classes:

@@ -16,7 +16,7 @@ from dramigrate.quantity import Count, device_count, plain_source
 from dramigrate.ray import RayLimit
 from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind, resource_name_problem, shown_origin
 from dramigrate.selectors import Selection, select
-from dramigrate.suppress import Suppressions
+from dramigrate.suppress import RULE_LIST, Suppressions, is_comment, rules_named
 from dramigrate.triage import KUBESPAWNER_KEYS
 from dramigrate.versions import Target
 from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_metadata, pod_specs
@@ -25,7 +25,7 @@ from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_metad
 SHARED_BY_LABEL = "shared (the pod is pinned to, or tolerates, a -SHARED or -MIG- product label)"
 
 IGNORE_ANNOTATION = "dramigrate.io/ignore"
-_IGNORE_COMMENT = re.compile(r"#\s*dramigrate:\s*ignore(?:=([\w,-]+))?")
+_IGNORE_COMMENT = re.compile(r"#\s*dramigrate:\s*ignore" + RULE_LIST)
 REPLICATED_KINDS = {
     "Deployment",
     "ReplicaSet",
@@ -140,8 +140,13 @@ class Detector:
         for n in (line, line - 1) if not why else ():
             idx = n - doc.start_line
             if 0 <= idx < len(lines):
-                m = _IGNORE_COMMENT.search(lines[idx])
-                if m and (not m.group(1) or rule in m.group(1).split(",")):
+                m = _IGNORE_COMMENT.search(lines[idx])  # a comment's, not a string's (an argument Kubernetes passes)
+                if (
+                    m
+                    and is_comment(lines[idx], m.start())
+                    and not self.suppressions.in_text(n, m.start())
+                    and (not m.group(1) or rule in rules_named(m.group(1)))
+                ):
                     why = f"the `# dramigrate: ignore` comment on line {n}"
                     break
         if why:

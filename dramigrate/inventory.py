@@ -95,7 +95,21 @@ def load_inventory(path: str | os.PathLike[str]) -> list[Device]:
         raise ValueError(f"{source}: nested too deeply to be a list of ResourceSlices") from None
     if not documents:
         raise ValueError(f"{source}: no ResourceSlice objects found (the file is empty)")
+    if "*" in text and not _expands_within_text(documents, text):
+        raise ValueError(
+            f"{source}: its YAML aliases expand it to more than ten times the values it holds (kubectl writes "
+            "none; an alias bomb?); not read"
+        )
     return devices_from_objects(documents, source)
+
+
+def _expands_within_text(documents: list[Any], text: str) -> bool:
+    """An 80 KB inventory whose List held one slice of 1,000 devices 5,000 times over (`items: [*s, *s, ...]`) was
+    five million devices, past a minute of fit; the aliases of an inventory may multiply what it holds tenfold at
+    most (a hand-written one sharing attribute maps between devices), as kubectl writes none."""
+    from dramigrate.limits import expands_within, nodes_upto
+
+    return expands_within(documents, 10 * nodes_upto(text, 10_000_000) + 10_000)
 
 
 def devices_from_objects(objects: Iterable[Any], source: str = "<input>") -> list[Device]:
@@ -124,7 +138,10 @@ def _slice_devices(obj: Any, where: str) -> list[Device]:
     if kind != "ResourceSlice" or not api_version.startswith("resource.k8s.io/"):
         found = f"{api_version or '<no apiVersion>'} {kind or '<no kind>'}"
         raise ValueError(f"{where}: not a resource.k8s.io ResourceSlice (found {found})")
-    name = (obj.get("metadata") or {}).get("name") or "<unnamed>"
+    metadata = obj.get("metadata") or {}
+    if not isinstance(metadata, Mapping):  # `metadata: [1]` was an internal error (AttributeError)
+        raise ValueError(f"{where}: metadata must be a mapping, got {type(metadata).__name__}")
+    name = metadata.get("name") or "<unnamed>"
     where = f"{where} (ResourceSlice {name})"
     spec = obj.get("spec")
     if not isinstance(spec, Mapping):

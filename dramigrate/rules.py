@@ -250,7 +250,7 @@ def validate_rule_file(path: Path, data: Any) -> list[str]:
     """Schema errors of one rules file, as 'path: where: message' strings (empty when valid)."""
     import jsonschema
 
-    if not isinstance(data, dict) or data.get("kind") not in SCHEMAS:
+    if not isinstance(data, dict) or not isinstance(data.get("kind"), str) or data["kind"] not in SCHEMAS:
         return [f"{path}: not a rules file: expected `kind: RulePack`, `kind: Workloads` or `kind: FindingRules`"]
     schema = shipped_json(SCHEMAS[data["kind"]])
     validator = jsonschema.Draft202012Validator(schema)
@@ -276,13 +276,13 @@ def _check_selectors(path: Path, data: dict[str, Any]) -> list[str]:
     for i, res in enumerate(data.get("resources", [])):
         groups: set[str] = set()
         if "regex" in res:
+            if problem := regex_problem(res["regex"]):  # first: compiling `((((...a))))` recursed past the stack
+                errors.append(f"{path}: resources.{i}.regex: {problem}")
+                continue
             try:
                 groups = set(re.compile(res["regex"]).groupindex)
             except re.error as exc:
                 errors.append(f"{path}: resources.{i}.regex: {exc}")
-                continue
-            if problem := regex_problem(res["regex"]):
-                errors.append(f"{path}: resources.{i}.regex: {problem}")
                 continue
         for where, pattern in _label_patterns(res):
             if problem := regex_problem(pattern):
@@ -299,6 +299,10 @@ def _check_selectors(path: Path, data: dict[str, Any]) -> list[str]:
                 compile_selector(fill(selector, dict.fromkeys(groups, "x")))
             except CelError as exc:
                 errors.append(f"{path}: resources.{i}.selectors.{j}: {exc}")
+    for i, label in enumerate(data.get("labels", [])):
+        for op, template in (label.get("cel") or {}).items():
+            if problem := _label_cel_problem(template):
+                errors.append(f"{path}: labels.{i}.cel.{op}: {problem}")
     for i, cls in enumerate(data.get("deviceClasses", [])):
         for j, selector in enumerate(cls.get("selectors", [])):
             try:
@@ -306,6 +310,33 @@ def _check_selectors(path: Path, data: dict[str, Any]) -> list[str]:
             except CelError as exc:
                 errors.append(f"{path}: deviceClasses.{i}.selectors.{j}: {exc}")
     return errors
+
+
+# what a label's CEL template may name, each filled in by selectors._fill with a label value (a CEL literal when quoted)
+_LABEL_FIELDS = {"value": "'x'", "int": "1", "int_next": "2", "version": "'1.0.0'"}
+
+
+def _label_cel_problem(template: str) -> str:
+    """Why a label's CEL template cannot be filled and compiled ("" when it can). It was checked by nothing: a
+    `{nope}` ended every file pinning the label in an internal error (KeyError), and Python's format took
+    `{value:>999999999}` too."""
+    import string
+
+    from dramigrate.cel import CelError, compile_selector
+
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError as exc:  # a lone `{` or `}`
+        return f"not a template: {exc} (write a brace of CEL as {{{{ or }}}})"
+    for _, name, spec, conversion in parts:
+        if name is not None and (name not in _LABEL_FIELDS or spec or conversion):
+            shown = name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+            return f"{{{shown}}} is not one of {', '.join('{' + f + '}' for f in _LABEL_FIELDS)}"
+    try:
+        compile_selector(template.format(**_LABEL_FIELDS))
+    except CelError as exc:
+        return str(exc)
+    return ""
 
 
 # values a rule file may hold (the shipped packs hold under a thousand): a 1 MiB pack of 90,000 entries took 25 s and
@@ -519,6 +550,12 @@ def load_rules(user_files: tuple[Path, ...] = ()) -> RuleSet:
         errors = validate_rule_file(path, data)
         if errors:
             raise InputError("invalid rules file: " + "; ".join(errors), str(path))  # one line (cli._fail)
+        if data["kind"] == "FindingRules":  # was loaded as a workloads file: internal error (KeyError 'kinds')
+            raise InputError(
+                "`kind: FindingRules` is the shipped finding catalogue, not a rule pack or workloads file; "
+                "--rules takes `kind: RulePack` or `kind: Workloads`",
+                str(path),
+            )
         if data["kind"] == "RulePack":
             _add_pack(rs, data, str(path), first=True)
         else:

@@ -19,7 +19,11 @@ if TYPE_CHECKING:
 
     from dramigrate.findings import Finding
 
-_DIRECTIVE = re.compile(r"#\s*dramigrate:\s*(disable-file|disable|enable)\b(?:\s*=\s*([\w,-]+))?")
+# `=rule-a, rule-b` after a directive. The directive ends the comment or is followed by a space (a reason may
+# follow): a spelling it does not take (`ignore = rule` once, `ignored=rule`, `disable-files=rule`, `disable-file=`)
+# was read as the bare directive, every rule off, where the comment names one rule; such a comment silences nothing.
+RULE_LIST = r"(?:\s*=\s*([\w-]+(?:\s*,\s*[\w-]+)*),?)?(?=\s|$)"
+_DIRECTIVE = re.compile(r"#\s*dramigrate:\s*(disable-file|disable|enable)" + RULE_LIST)
 ALL = "*"
 MAX_SCAN = 64 * 1024 * 1024  # the size cap's order: a file bigger than this was refused before it had findings
 
@@ -29,6 +33,13 @@ class Suppressions:
     whole_file: set[str] = field(default_factory=set)  # rule ids, or ALL
     # (first line, last line or 0 for the end of the file, rule id or ALL), 1-based, inclusive
     blocks: list[tuple[int, int, str]] = field(default_factory=list)
+    # (first, last) positions, 1-based line and 0-based column, of the text of scalars that span lines: a
+    # `# dramigrate:` there is a string's text (a ConfigMap's script), no comment
+    texts: list[tuple[tuple[int, int], tuple[int, int]]] = field(default_factory=list)
+
+    def in_text(self, line: int, column: int) -> bool:
+        """Whether the `#` at line (1-based), column (0-based) lies in the text of a scalar that spans lines."""
+        return any(first <= (line, column) < last for first, last in self.texts)
 
     def covers(self, line: int, rule: str) -> bool:
         return bool(self.reason(line, rule))
@@ -53,12 +64,16 @@ def parse(text: str) -> Suppressions:
     out = Suppressions()
     if "dramigrate:" not in text:
         return out
+    lines = text.splitlines()
+    candidates = [n for n, line in enumerate(lines, start=1) if "dramigrate:" in line]
+    out.texts = _multiline_texts(lines, candidates)
     open_blocks: dict[str, int] = {}  # rule or ALL -> first line
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number in candidates:
+        line = lines[number - 1]
         m = _DIRECTIVE.search(line)
-        if m is None or not _is_comment(line, m.start()):
+        if m is None or not is_comment(line, m.start()) or out.in_text(number, m.start()):
             continue
-        verb, names = m.group(1), [n for n in (m.group(2) or "").split(",") if n] or [ALL]
+        verb, names = m.group(1), rules_named(m.group(2)) or [ALL]
         if verb == "disable-file":
             out.whole_file.update(names)
         elif verb == "disable":
@@ -72,7 +87,40 @@ def parse(text: str) -> Suppressions:
     return out
 
 
-def _is_comment(line: str, at: int) -> bool:
+def _multiline_texts(lines: list[str], candidates: list[int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Where the scalars that span lines hold their text (Suppressions.texts), in the documents of the candidate
+    lines (1-based), each document scanned alone: a ConfigMap's script whose line
+    `# dramigrate: disable-file` silenced a Pod's GPU request beside it (lint exit 0). From libyaml's tokens; a
+    document that stops being YAML (a chart's template) keeps the scalars before that point."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    windows: dict[int, int] = {}  # first line (0-based) of a candidate's document -> its last candidate line
+    start = 0
+    for number in candidates:
+        start = next((i for i in range(number - 1, start - 1, -1) if lines[i].startswith("---")), start)
+        windows[start] = number
+    out = []
+    for first, last in windows.items():
+        stop = next((i for i in range(last, len(lines)) if lines[i].startswith("---")), len(lines))
+        try:  # to the document's end: a quoted scalar open at the last candidate is closed below it
+            for token in yaml.scan("\n".join(lines[first:stop]) + "\n", Loader=loader):
+                begin, end = token.start_mark, token.end_mark
+                if isinstance(token, yaml.ScalarToken) and end.line > begin.line:
+                    block = token.style in ("|", ">")  # the text starts below the indicator (a comment may follow)
+                    at = (first + begin.line + 2, 0) if block else (first + begin.line + 1, begin.column + 1)
+                    out.append((at, (first + end.line + 1, end.column)))
+        except yaml.YAMLError:
+            pass
+    return out
+
+
+def rules_named(text: str | None) -> list[str]:
+    """The rule ids of a directive's `=` list (RULE_LIST's group), none when it has no list."""
+    return [n.strip() for n in (text or "").split(",") if n.strip()]
+
+
+def is_comment(line: str, at: int) -> bool:
     """The `#` at `at` starts a comment: at the line's start or after whitespace, and not inside a quoted string."""
     before = line[:at]
     if before and not before[-1].isspace():
