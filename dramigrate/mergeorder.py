@@ -1,0 +1,55 @@
+"""Merge keys in the order Kubernetes reads them.
+
+sigs.k8s.io/yaml, the reader of kubectl and of the API server, decodes with go-yaml v2, which applies a merge key
+`<<` where it stands in its mapping: the merged keys replace any key written before it (`limits: {cpu: 1}` then
+`<<: {limits: {nvidia.com/gpu: 2}}` is a request for 2 GPUs). YAML 1.1, PyYAML and ruamel keep the mapping's own
+key wherever the merge is written. A mapping where the two readings differ is refused at the key it replaces:
+dramigrate would otherwise check and rewrite a pod other than the one Kubernetes runs. Written after the merge,
+the mapping's own key wins in both readings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+Key = tuple[str, str]
+
+
+def replaced_by_merge(mapping: Any) -> Any:
+    """The first key node of a composed mapping (a PyYAML or ruamel MappingNode) that a merge key written after it
+    sets again, in the mapping or in a mapping it merges in (at any depth); None when there is none."""
+    keys: dict[int, set[Key]] = {}  # each mapping's keys once merged, each mapping read once
+    replaced: list[Any] = []
+
+    def keys_of(node: Any) -> set[Key]:
+        if id(node) in keys:  # read, or being read (an alias of a mapping inside itself: refused elsewhere)
+            return keys[id(node)]
+        keys[id(node)] = written = set()
+        before: dict[Key, Any] = {}  # the keys written so far, by their node
+        for key, value in node.value:
+            if key.id != "scalar":
+                continue
+            if key.tag != MERGE_TAG:
+                before.setdefault((key.tag, key.value), key)
+                continue
+            sources = value.value if value.id == "sequence" else [value]
+            for source in sources:
+                for name in keys_of(source) if source.id == "mapping" else ():
+                    if before.get(name) is not None and not replaced:
+                        replaced.append(before[name])
+                    written.add(name)
+        written.update(before)
+        return written
+
+    keys_of(mapping)
+    return replaced[0] if replaced else None
+
+
+def message(key: Any) -> str:
+    """Why the mapping holding key is refused."""
+    return (
+        f"key {key.value!r} is set again by a merge key `<<` written after it: Kubernetes (go-yaml) takes the merged "
+        "value, YAML 1.1 readers the key's own; write the merge key first"
+    )

@@ -1,0 +1,68 @@
+"""Session 34's red team on plain manifests and kustomize trees (issue 11, "How it will be checked"): each attack in
+a folder of good files, the good files still migrated, the bad one named at its line and left as it was."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ONE_GPU_POD, run_dramigrate
+
+KUBECTL = shutil.which("kubectl")
+
+
+def kubernetes_reads(manifest: Path) -> dict[str, object]:
+    """The first container's resources as kubectl decodes the file (sigs.k8s.io/yaml over go-yaml v2, the reader
+    of the API server too), without a cluster."""
+    assert KUBECTL is not None
+    out = subprocess.run(
+        [KUBECTL, "label", "--local", "-o", "json", "-f", str(manifest), "seen=yes"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout
+    resources: dict[str, object] = json.loads(out)["spec"]["containers"][0]["resources"]
+    return resources
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+@pytest.mark.parametrize(
+    ("resources", "kubernetes", "line"),
+    [
+        # lint said nothing (exit 0): YAML 1.1 keeps `limits: {cpu: 1}`, go-yaml takes the merged limits
+        ("limits: {cpu: 1}\n      <<: {limits: {nvidia.com/gpu: 2}}", {"limits": {"nvidia.com/gpu": 2}}, 10),
+        # fix wrote a claim of 1 device where Kubernetes gives 4
+        ("limits:\n        nvidia.com/gpu: 1\n        <<: {nvidia.com/gpu: 4}", {"limits": {"nvidia.com/gpu": 4}}, 11),
+        # fix removed the request as a zero count where Kubernetes gives 4
+        ("limits:\n        nvidia.com/gpu: 0\n        <<: {nvidia.com/gpu: 4}", {"limits": {"nvidia.com/gpu": 4}}, 11),
+    ],
+    ids=["limits", "count", "zero"],
+)
+def test_a_key_a_later_merge_key_sets_again_is_bad_input_at_its_line(
+    tmp_path: Path, resources: str, kubernetes: dict[str, object], line: int
+) -> None:
+    """go-yaml v2 (sigs.k8s.io/yaml, which kubectl and the API server read manifests with) applies a merge key `<<`
+    where it stands: a key written before it is replaced by the merged value, where YAML 1.1 (PyYAML, ruamel) keeps
+    the mapping's own key. dramigrate read the YAML way: a GPU request that only Kubernetes sees passed the gate,
+    and fix rewrote the count Kubernetes does not give. Such a mapping is now bad input at the key it replaces."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    bad = tree / "bad.yaml"
+    bad.write_text(ONE_GPU_POD.format(name="bad").replace("limits:\n        nvidia.com/gpu: 1", resources))
+    before = bad.read_bytes()
+    assert kubernetes_reads(bad) == kubernetes  # what the API server would be given
+
+    for command in ("lint", "diff", "fix"):
+        code, out, err = run_dramigrate([command, ".", "--format", "json"], cwd=tree)
+        report = json.loads(out)
+        assert code == 2, (command, out, err)
+        [error] = [e for e in report["errors"] if e["file"] == "bad.yaml"]
+        assert error["line"] == line and "merge key" in error["message"], error
+        assert [f for f in report["findings"] if f["file"] == "bad.yaml"] == []
+    assert bad.read_bytes() == before
+    assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
