@@ -53,3 +53,55 @@ def message(key: Any) -> str:
         f"key {key.value!r} is set again by a merge key `<<` written after it: Kubernetes (go-yaml) takes the merged "
         "value, YAML 1.1 readers the key's own; write the merge key first"
     )
+
+
+def flatten_mapping(self: Any, node: Any) -> None:
+    """PyYAML's SafeConstructor.flatten_mapping as YAML (and go-yaml, the merge key coming first) merges: the
+    mapping's own keys win, then the merged mappings in their order, the first that holds a key giving it. PyYAML
+    6.0.3+ tells merged keys apart by the identity of their text, not by the text: two `limits` of a sequence of
+    merged mappings both stayed and the last won, so `<<: [{limits: {nvidia.com/gpu: 2}}, {limits: {cpu: 1}}]`
+    (2 GPUs for Kubernetes) was read as no device request."""
+    from yaml.constructor import ConstructorError
+    from yaml.nodes import MappingNode, SequenceNode
+
+    merged: list[tuple[Any, Any]] = []
+    own: list[tuple[Any, Any]] = []
+    for key_node, value_node in node.value:
+        if key_node.tag != MERGE_TAG:
+            if key_node.tag == "tag:yaml.org,2002:value":
+                key_node.tag = "tag:yaml.org,2002:str"
+            own.append((key_node, value_node))
+            continue
+        sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+        for source in sources:
+            if not isinstance(source, MappingNode):
+                what = "a mapping or list of mappings" if source is value_node else "a mapping"
+                raise ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"expected {what} for merging, but found {source.id}",
+                    source.start_mark,
+                )
+            self.flatten_mapping(source)
+            merged.extend(source.value)
+    if not merged:
+        return
+    taken: set[Any] = {_name(key_node) for key_node, _ in own}  # the mapping's own keys win
+    kept = []
+    for key_node, value_node in merged:
+        if (name := _name(key_node)) not in taken:
+            taken.add(name)
+            kept.append((key_node, value_node))
+    node.value = kept + own  # each merged key once: a mapping merged into another gives only what it holds
+
+
+def _name(key_node: Any) -> Any:
+    return (key_node.tag, key_node.value) if key_node.id == "scalar" else id(key_node)
+
+
+def guard_pyyaml_merges() -> None:
+    """PyYAML's safe constructor (SafeLoader, CSafeLoader and their subclasses) merges keys as flatten_mapping
+    says. Idempotent."""
+    from yaml.constructor import SafeConstructor
+
+    SafeConstructor.flatten_mapping = flatten_mapping  # type: ignore[method-assign]

@@ -66,3 +66,36 @@ def test_a_key_a_later_merge_key_sets_again_is_bad_input_at_its_line(
         assert [f for f in report["findings"] if f["file"] == "bad.yaml"] == []
     assert bad.read_bytes() == before
     assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+@pytest.mark.parametrize("where", ["manifest", "annotation"])
+def test_a_device_request_merged_from_a_list_of_mappings_is_seen(tmp_path: Path, where: str) -> None:
+    """`<<: [{limits: {nvidia.com/gpu: 2}}, {limits: {cpu: 1}}]`: the first mapping of a merged list gives a key
+    (YAML, go-yaml, ruamel), so Kubernetes runs the container with 2 GPUs. lint said nothing (exit 0): its first
+    look reads with PyYAML, whose merge (6.0.3+) tells merged keys apart by the identity of their text, so both
+    `limits` stayed and the last won. The same in a manifest held as text (an annotation, Argo's podSpecPatch)."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    merged = "resources:\n      <<: [{limits: {nvidia.com/gpu: 2}}, {limits: {cpu: 1}}]"
+    pod = ONE_GPU_POD.format(name="bad").replace("resources:\n      limits:\n        nvidia.com/gpu: 1", merged)
+    bad = tree / "bad.yaml"
+    if where == "manifest":
+        bad.write_text(pod)
+        assert kubernetes_reads(bad) == {"limits": {"nvidia.com/gpu": 2}}
+    else:
+        (tree / "pod.yaml").write_text(pod)
+        assert kubernetes_reads(tree / "pod.yaml") == {"limits": {"nvidia.com/gpu": 2}}
+        (tree / "pod.yaml").unlink()
+        bad.write_text(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  annotations:\n    pod: |\n"
+            + "".join(f"      {line}\n" for line in pod.splitlines())
+        )
+
+    code, out, _ = run_dramigrate(["lint", "bad.yaml", "--format", "json"], cwd=tree)
+
+    said = {f["rule"] for f in json.loads(out)["findings"]}
+    if where == "manifest":
+        assert code == 1 and "legacy-device-request" in said, out
+    else:  # a request held as text is a warning, as designed
+        assert "embedded-device-request" in said, out
