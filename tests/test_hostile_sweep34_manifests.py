@@ -99,3 +99,71 @@ def test_a_device_request_merged_from_a_list_of_mappings_is_seen(tmp_path: Path,
         assert code == 1 and "legacy-device-request" in said, out
     else:  # a request held as text is a warning, as designed
         assert "embedded-device-request" in said, out
+
+
+def kubernetes_objects(manifest: Path) -> list[dict[str, object]]:
+    """The objects kubectl reads in a file (a list flattened into its items), without a cluster."""
+    assert KUBECTL is not None
+    out = subprocess.run(
+        [KUBECTL, "label", "--local", "-o", "json", "-f", str(manifest), "seen=yes"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout
+    decoder, objects, at = json.JSONDecoder(), [], 0
+    while out[at:].strip():
+        obj, at = decoder.raw_decode(out, len(out) - len(out[at:].lstrip()))
+        objects.append(obj)
+    return objects
+
+
+GPU_POD_ITEM = (
+    "- metadata: {name: p}\n  spec: {containers: [{name: a, image: b, resources: {limits: {nvidia.com/gpu: 1}}}]}\n"
+)
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+@pytest.mark.parametrize(
+    "head",
+    [
+        "apiVersion: v1\nkind: PodList\n",  # a typed list, its items without kind: kubectl makes them Pods
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n",  # any object holding items
+        "json",  # the same PodList as JSON: the templates join its items (kubectl refuses a list inside a list)
+    ],
+    ids=["pod-list", "items-of-a-config-map", "pod-list-json"],
+)
+def test_an_object_kubectl_reads_as_a_list_has_its_items_checked(tmp_path: Path, head: str) -> None:
+    """kubectl (apimachinery's unstructured decoder) reads any object with an `items` list as a list and applies
+    its items, an item with neither kind nor apiVersion taking the list's kind less `List` and its apiVersion:
+    `kind: PodList` with a GPU pod among its items creates the pod. lint took only `kind: List` for a list and
+    warned `unknown-kind` (exit 0): a gate bypass. The items are now the objects checked and migrated."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    bad = tree / ("bad.json" if head == "json" else "bad.yaml")
+    if head == "json":
+        item = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "b"}]}}
+        item["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": 1}}  # type: ignore[index]
+        bad.write_text(json.dumps({"apiVersion": "v1", "kind": "PodList", "items": [item]}, indent=2))
+    elif "PodList" in head:
+        bad.write_text(head + "items:\n" + GPU_POD_ITEM)
+    else:
+        bad.write_text(
+            head + "items:\n" + GPU_POD_ITEM.replace("- metadata", "- apiVersion: v1\n  kind: Pod\n  metadata")
+        )
+    [pod] = kubernetes_objects(bad)
+    assert pod["kind"] == "Pod" and "nvidia.com/gpu" in json.dumps(pod)
+
+    code, out, _ = run_dramigrate(["lint", bad.name, "--format", "json"], cwd=tree)
+    assert code == 1, out
+    assert "legacy-device-request" in {f["rule"] for f in json.loads(out)["findings"]}
+
+    code, out, _ = run_dramigrate(["fix", "."], cwd=tree)
+    assert code == 0, out
+    objects = kubernetes_objects(bad)
+    [pod] = [o for o in objects if o["kind"] == "Pod"]
+    assert pod["spec"]["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}  # type: ignore[index]
+    [template] = [o for o in objects if o["kind"] == "ResourceClaimTemplate"]
+    assert json.dumps(template).count('"count": 1') == 1
+    assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
