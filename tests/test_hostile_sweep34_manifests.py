@@ -167,3 +167,25 @@ def test_an_object_kubectl_reads_as_a_list_has_its_items_checked(tmp_path: Path,
     [template] = [o for o in objects if o["kind"] == "ResourceClaimTemplate"]
     assert json.dumps(template).count('"count": 1') == 1
     assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
+
+
+def test_a_kustomize_resource_not_named_as_yaml_is_linted_as_fix_migrates_it(tmp_path: Path) -> None:
+    """kustomize reads a resource whatever its file is called: a base listing `pod.txt` (a GPU pod) builds into
+    every overlay's pods, and fix migrated it with its graph, but lint read only .yaml, .yml and .json files and
+    said nothing (exit 0): a gate bypass. lint now checks the resources of a device graph the walk left out."""
+    tree = tmp_path / "tree"
+    (tree / "base").mkdir(parents=True)
+    (tree / "overlay").mkdir()
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    (tree / "base" / "pod.txt").write_text(ONE_GPU_POD.format(name="based"))
+    (tree / "base" / "kustomization.yaml").write_text("resources:\n- pod.txt\n")
+    (tree / "overlay" / "kustomization.yaml").write_text("resources:\n- ../base\n")
+
+    code, out, _ = run_dramigrate(["lint", "base", "overlay", "--format", "json"], cwd=tree)
+
+    assert code == 1, out
+    [finding] = [f for f in json.loads(out)["findings"] if f["rule"] == "legacy-device-request"]
+    assert (finding["file"], finding["line"]) == ("base/pod.txt", 11)
+    code, out, _ = run_dramigrate(["fix", "."], cwd=tree)
+    assert code == 0, out
+    assert "resourceClaimTemplateName" in (tree / "base" / "pod.txt").read_text()
