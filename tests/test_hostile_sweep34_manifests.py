@@ -189,3 +189,55 @@ def test_a_kustomize_resource_not_named_as_yaml_is_linted_as_fix_migrates_it(tmp
     code, out, _ = run_dramigrate(["fix", "."], cwd=tree)
     assert code == 0, out
     assert "resourceClaimTemplateName" in (tree / "base" / "pod.txt").read_text()
+
+
+PINNED_BASE_POD = ONE_GPU_POD.format(name="app").replace("nvidia.com/gpu: 1", 'cpu: "1"')
+COPIES = {
+    # a replacement whose target names the device key in brackets, kustomize's spelling of a key holding dots
+    "replacement-bracket": "replacements:\n- source: {kind: ConfigMap, name: cfg, fieldPath: data.count}\n"
+    "  targets:\n  - select: {kind: Pod, name: app}\n"
+    "    fieldPaths: ['spec.containers.0.resources.limits.[nvidia.com/gpu]']\n    options: {create: true}\n",
+    # a replacement, a JSON6902 copy and a move of a map holding the device key into a container's limits
+    "replacement-map": "replacements:\n- source: {kind: ConfigMap, name: cfg, fieldPath: data}\n"
+    "  targets:\n  - select: {kind: Pod, name: app}\n    fieldPaths: [spec.containers.0.resources.limits]\n",
+    "json6902-copy": "patches:\n- target: {kind: Pod, name: app}\n  patch: |\n    - op: copy\n"
+    "      from: /metadata/labels\n      path: /spec/containers/0/resources/limits\n",
+    "json6902-move": "patches:\n- target: {kind: Pod, name: app}\n  patch: |\n    - op: move\n"
+    "      from: /metadata/labels\n      path: /spec/containers/0/resources/requests\n",
+}
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+@pytest.mark.parametrize("overlay", list(COPIES.values()), ids=list(COPIES))
+def test_a_kustomize_entry_that_copies_a_device_request_into_a_pod_is_named(tmp_path: Path, overlay: str) -> None:
+    """lint builds nothing and reads the device fields a patch or a replacement sets from their text: a device key
+    that reaches the build from elsewhere (a ConfigMap's `data` or the pod's own labels `{nvidia.com/gpu: "2"}`
+    copied whole into `limits`, or a target path spelling the key in brackets) was not seen at all, though the
+    overlay's pod asks for the GPU: lint said nothing (exit 0) and fix left the graph without a word. It is now
+    named as any replacement reaching a device field is (kustomize-device-field), and the graph left as it is."""
+    tree = tmp_path / "tree"
+    (tree / "base").mkdir(parents=True)
+    (tree / "overlay").mkdir()
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    pod = PINNED_BASE_POD.replace("  name: app\n", '  name: app\n  labels: {nvidia.com/gpu: "2"}\n')
+    (tree / "base" / "pod.yaml").write_text(pod)
+    config = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {"nvidia.com/gpu": "2"}\n'
+    (tree / "base" / "cm.yaml").write_text(
+        config.replace('{"nvidia.com/gpu": "2"}', "{count: '2'}", "count" in overlay)
+    )
+    (tree / "base" / "kustomization.yaml").write_text("resources:\n- pod.yaml\n- cm.yaml\n")
+    (tree / "overlay" / "kustomization.yaml").write_text("resources:\n- ../base\n" + overlay)
+    built = subprocess.run([KUBECTL, "kustomize", str(tree / "overlay")], capture_output=True, text=True, check=True)
+    [limits] = [d for d in built.stdout.split("---\n") if "kind: Pod" in d]
+    assert "nvidia.com/gpu: " in limits.split("resources:")[1]  # the built pod asks for the GPU
+    before = {p: p.read_bytes() for p in (tree / "base").iterdir()} | {tree / "overlay" / "kustomization.yaml": b""}
+    before[tree / "overlay" / "kustomization.yaml"] = (tree / "overlay" / "kustomization.yaml").read_bytes()
+
+    code, out, _ = run_dramigrate(["lint", "overlay", "base", "--format", "json"], cwd=tree)
+
+    assert [f["file"] for f in json.loads(out)["findings"] if f["rule"] == "kustomize-device-field"] == [
+        "overlay/kustomization.yaml"
+    ], out
+    code, out, _ = run_dramigrate(["fix", "."], cwd=tree)
+    assert {p: p.read_bytes() for p in before} == before
+    assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()

@@ -95,6 +95,21 @@ def _json6902(nodes: list[yaml.Node], rules: RuleSet, out: list[DeviceField]) ->
                     out.append(DeviceField(f.path, line, f.what, f.value, f.label))
 
 
+def copied_fields(patch: Patch) -> list[DeviceField]:
+    """The JSON6902 `copy` and `move` operations of a patch that put a whole map into a resources section (`limits`,
+    `requests`, or `resources`): the map comes from elsewhere in the object (its labels `{nvidia.com/gpu: "2"}`)
+    and the patch text names no device; lines are in `patch.where`."""
+    out: list[DeviceField] = []
+    for node in _compose_all(patch.text) if patch.json6902 else []:
+        for op in node.value if isinstance(node, yaml.SequenceNode) else []:
+            fields = {_scalar(k): _scalar(v) for k, v in op.value} if isinstance(op, yaml.MappingNode) else {}
+            segments = [_unescape(s) for s in fields.get("path", "").split("/")[1:]]
+            if fields.get("op") in ("copy", "move") and segments and segments[-1] in (*SECTIONS, "resources"):
+                what = f"{segments[-1]} (a {fields['op']} from {fields.get('from', '')})"
+                out.append(DeviceField(".".join(segments), op.start_mark.line + patch_text_line(patch), what))
+    return out
+
+
 def patch_fields(patch: Patch, rules: RuleSet) -> list[DeviceField]:
     """Device fields the patch sets; lines are in `patch.where`."""
     out: list[DeviceField] = []
@@ -140,13 +155,22 @@ def replacement_fields(k: Kustomization, rules: RuleSet) -> list[DeviceField]:
             if isinstance(target, dict):
                 paths.extend(str(p) for p in target.get("fieldPaths") or [])
         for p in paths:
-            segments = p.replace("[", ".[").split(".")
+            segments = field_path_segments(p)
             if any(device_key(s, rules) for s in segments) or (
                 "nodeSelector" in segments and any(s in rules.labels for s in segments)
             ):
                 what = next((s for s in segments if device_key(s, rules) or s in rules.labels), p)
                 out.append(DeviceField(p, k.line_of("replacements"), what))
+            elif segments and segments[-1] in (*SECTIONS, "resources"):  # a whole map put there, from elsewhere
+                out.append(DeviceField(p, k.line_of("replacements"), segments[-1]))
     return out
+
+
+def field_path_segments(path: str) -> list[str]:
+    """A replacement's fieldPath as kustomize splits it: at the dots outside brackets, a bracketed segment that is
+    no `[name=value]` selector being the key it holds (`limits.[nvidia.com/gpu]`)."""
+    segments = re.findall(r"\[[^\]]*\]|[^.\[]+", path)
+    return [s[1:-1] if s.startswith("[") and "=" not in s else s for s in segments]
 
 
 def mentions_device(text: str, rules: RuleSet) -> bool:
