@@ -241,3 +241,64 @@ def test_a_kustomize_entry_that_copies_a_device_request_into_a_pod_is_named(tmp_
     code, out, _ = run_dramigrate(["fix", "."], cwd=tree)
     assert {p: p.read_bytes() for p in before} == before
     assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
+
+
+LABEL_INTO_LIMITS = "- path: spec/containers[]/resources/limits\n  kind: Pod\n  create: true\n"
+TRANSFORMERS = {
+    # a labels entry whose own fieldSpecs put the label in the containers' limits
+    "labels-fields": (
+        "overlay/kustomization.yaml",
+        {
+            "overlay/kustomization.yaml": 'labels:\n- pairs: {nvidia.com/gpu: "1"}\n  fields:\n'
+            + "".join(f"  {line}\n" for line in LABEL_INTO_LIMITS.splitlines())
+        },
+    ),
+    # commonAnnotations, with a configurations file adding that path to the annotations' fieldSpecs
+    "annotations-configuration": (
+        "overlay/conf.yaml",
+        {
+            "overlay/kustomization.yaml": 'commonAnnotations: {nvidia.com/gpu: "1"}\nconfigurations:\n- conf.yaml\n',
+            "overlay/conf.yaml": "commonAnnotations:\n" + LABEL_INTO_LIMITS,
+        },
+    ),
+    # the same labels entry in a component
+    "component-labels": (
+        "comp/kustomization.yaml",
+        {
+            "overlay/kustomization.yaml": "components:\n- ../comp\n",
+            "comp/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+            'labels:\n- pairs: {nvidia.com/gpu: "1"}\n  fields:\n'
+            + "".join(f"  {line}\n" for line in LABEL_INTO_LIMITS.splitlines()),
+        },
+    ),
+}
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+@pytest.mark.parametrize(("named", "files"), list(TRANSFORMERS.values()), ids=list(TRANSFORMERS))
+def test_a_label_kustomize_writes_into_a_pods_limits_is_named(
+    tmp_path: Path, named: str, files: dict[str, str]
+) -> None:
+    """kustomize writes a label or an annotation wherever its fieldSpecs say, creating the field: a label
+    `nvidia.com/gpu: "1"` written into `spec/containers[]/resources/limits` is a GPU request in every pod of the
+    overlay. lint said nothing (exit 0) and fix left the graph without a word; it is now kustomize-device-field
+    where the fieldSpec is written, and the graph is left as it is."""
+    tree = tmp_path / "tree"
+    (tree / "base").mkdir(parents=True)
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    (tree / "base" / "pod.yaml").write_text(PINNED_BASE_POD)
+    (tree / "base" / "kustomization.yaml").write_text("resources:\n- pod.yaml\n")
+    for rel, text in files.items():
+        (tree / rel).parent.mkdir(exist_ok=True)
+        (tree / rel).write_text(("resources:\n- ../base\n" if rel == "overlay/kustomization.yaml" else "") + text)
+    built = subprocess.run([KUBECTL, "kustomize", str(tree / "overlay")], capture_output=True, text=True, check=True)
+    assert "nvidia.com/gpu: " in built.stdout.split("resources:")[1]  # the built pod asks for the GPU
+    before = {p: p.read_bytes() for p in tree.rglob("*") if p.is_file() and p.name != "good.yaml"}
+
+    code, out, _ = run_dramigrate(["lint", ".", "--format", "json"], cwd=tree)
+
+    said = [f["file"] for f in json.loads(out)["findings"] if f["rule"] == "kustomize-device-field"]
+    assert said == [named], out
+    run_dramigrate(["fix", "."], cwd=tree)
+    assert {p: p.read_bytes() for p in before} == before
+    assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()

@@ -6,11 +6,14 @@ import contextlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
 
+from dramigrate.findings import InputError
 from dramigrate.kustomize.graph import Kustomization, Patch
+from dramigrate.limits import read_regular
 from dramigrate.rules import RuleSet
 
 SECTIONS = ("limits", "requests")
@@ -164,6 +167,51 @@ def replacement_fields(k: Kustomization, rules: RuleSet) -> list[DeviceField]:
             elif segments and segments[-1] in (*SECTIONS, "resources"):  # a whole map put there, from elsewhere
                 out.append(DeviceField(p, k.line_of("replacements"), segments[-1]))
     return out
+
+
+# the transformers that write a map's keys (labels, annotations) where their fieldSpecs say
+_KEY_WRITERS = ("commonLabels", "commonAnnotations", "labels", "annotations")
+
+
+def written_keys_fields(k: Kustomization) -> list[tuple[Path, DeviceField]]:
+    """The fieldSpecs of label and annotation transformers (a `labels` entry's own `fields`, or a `configurations`
+    file of the kustomization) that reach into a resources section: kustomize writes the label's key there (a
+    label `nvidia.com/gpu: "1"` into `spec/containers[]/resources/limits` is a GPU request). (file, field)."""
+    out: list[tuple[Path, DeviceField]] = []
+    labels = k.data.get("labels")
+    for i, entry in enumerate(labels if isinstance(labels, list) else []):
+        specs = entry.get("fields") if isinstance(entry, dict) else None
+        for spec in specs if isinstance(specs, list) else []:
+            if _into_resources(spec):
+                out.append((k.file, DeviceField(str(spec["path"]), k.item_line("labels", i), "labels")))
+    entries = k.data.get("configurations")
+    for name in entries if isinstance(entries, list) else []:
+        conf = k.dir / str(name)
+        try:
+            data = yaml.safe_load(read_regular(str(conf)).decode("utf-8")) if conf.resolve().parent == k.dir else None
+        except (OSError, ValueError, yaml.YAMLError, InputError):
+            continue  # a configuration kustomize cannot read fails its build, found by fix's proof
+        for key in _KEY_WRITERS:
+            specs = data.get(key) if isinstance(data, dict) else None
+            for spec in specs if isinstance(specs, list) else []:
+                if _into_resources(spec):
+                    out.append((conf, DeviceField(str(spec["path"]), _line_of(conf, str(spec["path"])), key)))
+    return out
+
+
+def _into_resources(spec: Any) -> bool:
+    """A fieldSpec whose path reaches into a resources section of a container (or is one)."""
+    path = spec.get("path") if isinstance(spec, dict) else None
+    segments = [s.removesuffix("[]") for s in str(path).split("/")] if isinstance(path, str) else []
+    return bool(segments) and (segments[-1] == "resources" or any(s in SECTIONS for s in segments))
+
+
+def _line_of(file: Path, text: str) -> int:
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError):
+        return 1
+    return next((i for i, line in enumerate(lines, start=1) if text in line), 1)
 
 
 def field_path_segments(path: str) -> list[str]:

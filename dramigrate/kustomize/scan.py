@@ -15,6 +15,7 @@ from dramigrate.kustomize.fields import (
     mentions_device,
     patch_fields,
     replacement_fields,
+    written_keys_fields,
 )
 from dramigrate.kustomize.graph import (
     Graph,
@@ -201,6 +202,16 @@ def _unit(
                         "kustomize-device-field",
                     )
                 )
+        for file, f in written_keys_fields(node):
+            unit.blockers.append(
+                Blocker(
+                    file,
+                    f.line,
+                    f"the {f.what} of {out.display(node.file)} are written into {f.path} (a fieldSpec), where a "
+                    "label's key is a device request: migrate it by hand",
+                    "kustomize-device-field",
+                )
+            )
         for f in replacement_fields(node, rules):
             unit.blockers.append(
                 Blocker(
