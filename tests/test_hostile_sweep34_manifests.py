@@ -261,6 +261,15 @@ TRANSFORMERS = {
             "overlay/conf.yaml": "commonAnnotations:\n" + LABEL_INTO_LIMITS,
         },
     ),
+    # the replicas count, with a configurations file adding a device key's path (its slash escaped) to its fieldSpecs
+    "replicas-configuration": (
+        "overlay/conf.yaml",
+        {
+            "overlay/kustomization.yaml": "replicas:\n- {name: app, count: 3}\nconfigurations:\n- conf.yaml\n",
+            "overlay/conf.yaml": "replicas:\n- path: 'spec/containers[]/resources/limits/nvidia.com\\/gpu'\n"
+            "  kind: Pod\n  create: true\n",
+        },
+    ),
     # the same labels entry in a component
     "component-labels": (
         "comp/kustomization.yaml",
@@ -276,7 +285,7 @@ TRANSFORMERS = {
 
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 @pytest.mark.parametrize(("named", "files"), list(TRANSFORMERS.values()), ids=list(TRANSFORMERS))
-def test_a_label_kustomize_writes_into_a_pods_limits_is_named(
+def test_a_field_kustomize_writes_into_a_pods_limits_is_named(
     tmp_path: Path, named: str, files: dict[str, str]
 ) -> None:
     """kustomize writes a label or an annotation wherever its fieldSpecs say, creating the field: a label

@@ -169,14 +169,11 @@ def replacement_fields(k: Kustomization, rules: RuleSet) -> list[DeviceField]:
     return out
 
 
-# the transformers that write a map's keys (labels, annotations) where their fieldSpecs say
-_KEY_WRITERS = ("commonLabels", "commonAnnotations", "labels", "annotations")
-
-
 def written_keys_fields(k: Kustomization) -> list[tuple[Path, DeviceField]]:
-    """The fieldSpecs of label and annotation transformers (a `labels` entry's own `fields`, or a `configurations`
-    file of the kustomization) that reach into a resources section: kustomize writes the label's key there (a
-    label `nvidia.com/gpu: "1"` into `spec/containers[]/resources/limits` is a GPU request). (file, field)."""
+    """The fieldSpecs of kustomize's transformers that reach into a resources section: a `labels` entry's own
+    `fields`, or any transformer's in a `configurations` file of the kustomization. kustomize writes there, creating
+    the field: a label `nvidia.com/gpu: "1"` into `spec/containers[]/resources/limits`, or the `replicas` count into
+    `.../limits/nvidia.com\\/gpu`, is a GPU request. (file, field; field.what: the transformer)."""
     out: list[tuple[Path, DeviceField]] = []
     labels = k.data.get("labels")
     for i, entry in enumerate(labels if isinstance(labels, list) else []):
@@ -191,11 +188,12 @@ def written_keys_fields(k: Kustomization) -> list[tuple[Path, DeviceField]]:
             data = yaml.safe_load(read_regular(str(conf)).decode("utf-8")) if conf.resolve().parent == k.dir else None
         except (OSError, ValueError, yaml.YAMLError, InputError):
             continue  # a configuration kustomize cannot read fails its build, found by fix's proof
-        for key in _KEY_WRITERS:
-            specs = data.get(key) if isinstance(data, dict) else None
+        for key, specs in data.items() if isinstance(data, dict) else ():
             for spec in specs if isinstance(specs, list) else []:
-                if _into_resources(spec):
-                    out.append((conf, DeviceField(str(spec["path"]), _line_of(conf, str(spec["path"])), key)))
+                nested = spec.get("fieldSpecs") if isinstance(spec, dict) else None  # nameReference, varReference
+                for one in [spec, *(nested if isinstance(nested, list) else [])]:
+                    if _into_resources(one):
+                        out.append((conf, DeviceField(str(one["path"]), _line_of(conf, str(one["path"])), str(key))))
     return out
 
 

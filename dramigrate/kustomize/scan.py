@@ -207,8 +207,8 @@ def _unit(
                 Blocker(
                     file,
                     f.line,
-                    f"the {f.what} of {out.display(node.file)} are written into {f.path} (a fieldSpec), where a "
-                    "label's key is a device request: migrate it by hand",
+                    f"the {f.what} of {out.display(node.file)} are written into {f.path} (a fieldSpec), which may "
+                    "write a device request there: migrate it by hand",
                     "kustomize-device-field",
                 )
             )
