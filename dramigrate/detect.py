@@ -83,28 +83,40 @@ class PodAnalysis:
     drop_annotations: list[str] = field(default_factory=list)  # pod-template annotations fix removes (SR-IOV)
 
 
-def objects_of(data: Any) -> list[ObjectInfo]:
+def objects_of(data: Any, of_list: tuple[str, str] | None = None) -> list[ObjectInfo]:
+    """The objects of a document as kubectl reads them (apimachinery's unstructured decoder): any object holding an
+    `items` list is a list of them (`kind: List`, `PodList`, or another kind), and an item with neither kind nor
+    apiVersion takes the list's kind less `List` and the list's apiVersion (of_list: that kind and apiVersion)."""
     if not isinstance(data, dict):
         return []
-    if data.get("kind") == "List" and isinstance(data.get("items"), list):
+    if isinstance(data.get("items"), list):
         out = []
+        kind, api_version = _text(data.get("kind")), _text(data.get("apiVersion"))
         for i, item in enumerate(data["items"]):
-            for o in objects_of(item):
+            for o in objects_of(item, (kind.removesuffix("List"), api_version)):
                 o.path = f"items[{i}]"
                 out.append(o)
         return out
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    kind, api_version = str(data.get("kind", "")), str(data.get("apiVersion", ""))
+    if of_list and not _text(data.get("kind")) and not _text(data.get("apiVersion")):
+        kind, api_version = of_list
     return [
         ObjectInfo(
             obj=data,
-            api_version=str(data.get("apiVersion", "")),
-            kind=str(data.get("kind", "")),
+            api_version=api_version,
+            kind=kind,
             name=str(meta.get("name") or ""),
             namespace=str(meta.get("namespace") or ""),
             generate_name=str(meta.get("generateName") or ""),
             path="",
         )
     ]
+
+
+def _text(value: Any) -> str:
+    """A kind or apiVersion as apimachinery reads it: a string, else none."""
+    return value if isinstance(value, str) else ""
 
 
 class Detector:

@@ -15,9 +15,10 @@ from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize import Scan, patch_findings, scan
 from dramigrate.kustomize.graph import NAMES as KUSTOMIZATION_NAMES
 from dramigrate.lifetime import die_with_parent, release_signals, signals_held
+from dramigrate.limits import is_regular
 from dramigrate.migrate import FileResult, Job, failed_file, run_file
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
-from dramigrate.sources import Inputs, resolve_paths
+from dramigrate.sources import MANIFEST_SUFFIXES, Inputs, resolve_paths
 from dramigrate.versions import Target
 
 if TYPE_CHECKING:
@@ -121,6 +122,11 @@ def run(
             if path not in maybe
         )
         planned = [p for p in planned if p[0] in maybe]
+    unwalked = _unwalked_resources(kz, set(resolved_files)) if kz is not None else []
+    if unwalked:  # after grep's cut: it reads only the walked files
+        planned += unwalked
+        out.scanned += len(unwalked)
+        resolved_files = [*resolved_files, *(resolved for _, resolved in unwalked)]
     if not links_apart:
         planned = _one_name_each(planned, out)
     # why the core leaves a file as it is (kustomize), asked only of the files grep keeps
@@ -130,7 +136,7 @@ def run(
     threads = on_scan is not None and kz is not None and ahead is not None and ahead.pool is not None
     if threads:
         on_scan(kz, ahead)  # type: ignore[misc,arg-type]  # the workers are forked: threads may start now
-    real_of = dict(zip(inputs.files, resolved_files, strict=True))  # while the workers still run
+    real_of = dict(zip([*inputs.files, *(p for p, _ in unwalked)], resolved_files, strict=True))  # while workers run
     results = ahead.results(jobs, progress) if ahead is not None else None  # ran most already
     # no fork once on_scan's threads run (a fork while a thread holds a lock can hang the child): a pool that broke
     # is not started again, the files are done here
@@ -173,6 +179,21 @@ def run(
     if named:
         out.findings.append(_named_class_quota(out, named))
     out.findings.sort(key=Finding.sort_key)
+    return out
+
+
+def _unwalked_resources(kz: Scan, known: set[str]) -> list[tuple[str, str]]:
+    """The resource files (shown, resolved) of the device graphs under the given paths that the walk left out for
+    their name: kustomize reads a resource whatever it is called (`pod.txt`), and fix migrates it with its graph,
+    so lint checks it too."""
+    out = []
+    for unit in kz.units:
+        for folder in sorted(unit.folders):
+            node = kz.graph.nodes[folder]
+            for f in sorted(node.files) if node.inside else ():
+                if str(f) not in known and not f.name.endswith(MANIFEST_SUFFIXES) and is_regular(str(f)):
+                    known.add(str(f))
+                    out.append((kz.display(f), str(f)))
     return out
 
 

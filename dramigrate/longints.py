@@ -10,6 +10,8 @@ import sys
 from functools import cache
 from typing import Any
 
+from dramigrate.mergeorder import message as merge_message
+from dramigrate.mergeorder import replaced_by_merge
 from dramigrate.writtenbinary import BINARY_TAG, construct_written_binary
 
 INT_TAG = "tag:yaml.org,2002:int"
@@ -93,7 +95,10 @@ def round_trip_constructor() -> type:
     from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
 
     class Constructor(RoundTripConstructor):  # type: ignore[misc]
-        pass
+        def flatten_mapping(self, node: Any) -> Any:
+            if (key := replaced_by_merge(node)) is not None:  # before ruamel takes the merge keys out of the node
+                raise ConstructorError(None, None, merge_message(key), key.start_mark)
+            return super().flatten_mapping(node)
 
     Constructor.add_constructor(INT_TAG, _guarded(RoundTripConstructor.construct_yaml_int, ConstructorError))
     Constructor.add_constructor(BINARY_TAG, construct_written_binary)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from dramigrate.mergeorder import replaced_by_merge
 from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 
 if TYPE_CHECKING:
@@ -162,7 +163,8 @@ def fast_relevant(raw: bytes, rules: RuleSet) -> bool | None:
 def _loader() -> type:
     """The C loader refusing a key written twice in one mapping: PyYAML keeps the last silently, so a device request
     under the first `spec:` of two would look like none, and the file would never reach the full parse that refuses
-    the repeat (keys merged in with `<<` may repeat: the mapping's own key wins, as YAML says)."""
+    the repeat (keys merged in with `<<` may repeat: the mapping's own key wins, as YAML says, when the merge key
+    comes first; a key a later merge key sets again is read apart by Kubernetes, mergeorder)."""
     base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
     class _NoRepeatLoader(base):  # type: ignore[misc,valid-type]
@@ -170,6 +172,8 @@ def _loader() -> type:
             keys = [(k.tag, k.value) for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
             if len(set(keys)) != len(keys):
                 raise yaml.constructor.ConstructorError(None, None, "a key written twice", node.start_mark)
+            if (key := replaced_by_merge(node)) is not None:  # read apart by Kubernetes and by YAML 1.1
+                raise yaml.constructor.ConstructorError(None, None, "a key a later merge key sets", key.start_mark)
             return super().construct_mapping(node, deep)
 
     return _NoRepeatLoader

@@ -84,8 +84,8 @@ def as_json(original: str, yaml_text: str) -> str:
     first = objects[0] if objects else None
     if len(objects) == 1:
         data: Any = first
-    elif isinstance(first, dict) and first.get("kind") == "List" and isinstance(first.get("items"), list):
-        data = {**first, "items": first["items"] + objects[1:]}  # a List gets the templates as items of its own
+    elif isinstance(first, dict) and isinstance(first.get("items"), list):  # a list as kubectl reads one (objects_of)
+        data = {**first, "items": first["items"] + objects[1:]}  # a list gets the templates as items of its own
     else:
         data = {"apiVersion": "v1", "kind": "List", "items": objects}
     m = re.search(r"\n([ \t]+)\S", original)

@@ -6,11 +6,14 @@ import contextlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
 
+from dramigrate.findings import InputError
 from dramigrate.kustomize.graph import Kustomization, Patch
+from dramigrate.limits import read_regular
 from dramigrate.rules import RuleSet
 
 SECTIONS = ("limits", "requests")
@@ -95,6 +98,21 @@ def _json6902(nodes: list[yaml.Node], rules: RuleSet, out: list[DeviceField]) ->
                     out.append(DeviceField(f.path, line, f.what, f.value, f.label))
 
 
+def copied_fields(patch: Patch) -> list[DeviceField]:
+    """The JSON6902 `copy` and `move` operations of a patch that put a whole map into a resources section (`limits`,
+    `requests`, or `resources`): the map comes from elsewhere in the object (its labels `{nvidia.com/gpu: "2"}`)
+    and the patch text names no device; lines are in `patch.where`."""
+    out: list[DeviceField] = []
+    for node in _compose_all(patch.text) if patch.json6902 else []:
+        for op in node.value if isinstance(node, yaml.SequenceNode) else []:
+            fields = {_scalar(k): _scalar(v) for k, v in op.value} if isinstance(op, yaml.MappingNode) else {}
+            segments = [_unescape(s) for s in fields.get("path", "").split("/")[1:]]
+            if fields.get("op") in ("copy", "move") and segments and segments[-1] in (*SECTIONS, "resources"):
+                what = f"{segments[-1]} (a {fields['op']} from {fields.get('from', '')})"
+                out.append(DeviceField(".".join(segments), op.start_mark.line + patch_text_line(patch), what))
+    return out
+
+
 def patch_fields(patch: Patch, rules: RuleSet) -> list[DeviceField]:
     """Device fields the patch sets; lines are in `patch.where`."""
     out: list[DeviceField] = []
@@ -140,13 +158,65 @@ def replacement_fields(k: Kustomization, rules: RuleSet) -> list[DeviceField]:
             if isinstance(target, dict):
                 paths.extend(str(p) for p in target.get("fieldPaths") or [])
         for p in paths:
-            segments = p.replace("[", ".[").split(".")
+            segments = field_path_segments(p)
             if any(device_key(s, rules) for s in segments) or (
                 "nodeSelector" in segments and any(s in rules.labels for s in segments)
             ):
                 what = next((s for s in segments if device_key(s, rules) or s in rules.labels), p)
                 out.append(DeviceField(p, k.line_of("replacements"), what))
+            elif segments and segments[-1] in (*SECTIONS, "resources"):  # a whole map put there, from elsewhere
+                out.append(DeviceField(p, k.line_of("replacements"), segments[-1]))
     return out
+
+
+def written_keys_fields(k: Kustomization) -> list[tuple[Path, DeviceField]]:
+    """The fieldSpecs of kustomize's transformers that reach into a resources section: a `labels` entry's own
+    `fields`, or any transformer's in a `configurations` file of the kustomization. kustomize writes there, creating
+    the field: a label `nvidia.com/gpu: "1"` into `spec/containers[]/resources/limits`, or the `replicas` count into
+    `.../limits/nvidia.com\\/gpu`, is a GPU request. (file, field; field.what: the transformer)."""
+    out: list[tuple[Path, DeviceField]] = []
+    labels = k.data.get("labels")
+    for i, entry in enumerate(labels if isinstance(labels, list) else []):
+        specs = entry.get("fields") if isinstance(entry, dict) else None
+        for spec in specs if isinstance(specs, list) else []:
+            if _into_resources(spec):
+                out.append((k.file, DeviceField(str(spec["path"]), k.item_line("labels", i), "labels")))
+    entries = k.data.get("configurations")
+    for name in entries if isinstance(entries, list) else []:
+        conf = k.dir / str(name)
+        try:
+            data = yaml.safe_load(read_regular(str(conf)).decode("utf-8")) if conf.resolve().parent == k.dir else None
+        except (OSError, ValueError, yaml.YAMLError, InputError):
+            continue  # a configuration kustomize cannot read fails its build, found by fix's proof
+        for key, specs in data.items() if isinstance(data, dict) else ():
+            for spec in specs if isinstance(specs, list) else []:
+                nested = spec.get("fieldSpecs") if isinstance(spec, dict) else None  # nameReference, varReference
+                for one in [spec, *(nested if isinstance(nested, list) else [])]:
+                    if _into_resources(one):
+                        out.append((conf, DeviceField(str(one["path"]), _line_of(conf, str(one["path"])), str(key))))
+    return out
+
+
+def _into_resources(spec: Any) -> bool:
+    """A fieldSpec whose path reaches into a resources section of a container (or is one)."""
+    path = spec.get("path") if isinstance(spec, dict) else None
+    segments = [s.removesuffix("[]") for s in str(path).split("/")] if isinstance(path, str) else []
+    return bool(segments) and (segments[-1] == "resources" or any(s in SECTIONS for s in segments))
+
+
+def _line_of(file: Path, text: str) -> int:
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError):
+        return 1
+    return next((i for i, line in enumerate(lines, start=1) if text in line), 1)
+
+
+def field_path_segments(path: str) -> list[str]:
+    """A replacement's fieldPath as kustomize splits it: at the dots outside brackets, a bracketed segment that is
+    no `[name=value]` selector being the key it holds (`limits.[nvidia.com/gpu]`)."""
+    segments = re.findall(r"\[[^\]]*\]|[^.\[]+", path)
+    return [s[1:-1] if s.startswith("[") and "=" not in s else s for s in segments]
 
 
 def mentions_device(text: str, rules: RuleSet) -> bool:

@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dramigrate.findings import RULES, Finding, InputError
-from dramigrate.kustomize.fields import DeviceField, mentions_device, patch_fields, replacement_fields
+from dramigrate.kustomize.fields import (
+    DeviceField,
+    copied_fields,
+    mentions_device,
+    patch_fields,
+    replacement_fields,
+    written_keys_fields,
+)
 from dramigrate.kustomize.graph import (
     Graph,
     Patch,
@@ -185,6 +192,26 @@ def _unit(
             found = patch_fields(p, rules) if mentions_device(p.text, rules) or _labels(p.text, rules) else []
             if found:
                 unit.device_patches.append(DevicePatch(p, d, found, node.kind == "Component"))
+            for f in copied_fields(p) if "op" in p.text else ():
+                unit.blockers.append(
+                    Blocker(
+                        p.where,
+                        f.line,
+                        f"a JSON6902 patch of {out.display(node.file)} puts the field {f.path} together from elsewhere "
+                        f"({f.what}), which may bring a device request: migrate it by hand",
+                        "kustomize-device-field",
+                    )
+                )
+        for file, f in written_keys_fields(node):
+            unit.blockers.append(
+                Blocker(
+                    file,
+                    f.line,
+                    f"the {f.what} of {out.display(node.file)} are written into {f.path} (a fieldSpec), which may "
+                    "write a device request there: migrate it by hand",
+                    "kustomize-device-field",
+                )
+            )
         for f in replacement_fields(node, rules):
             unit.blockers.append(
                 Blocker(
@@ -194,8 +221,10 @@ def _unit(
                     "kustomize-device-field",
                 )
             )
-    if not any(not dp.fields[0].label for dp in unit.device_patches) and not any(
-        not (device_free and device_free(str(f))) and mentions_device(_read(f), rules) for f in unit.files
+    if (
+        not unit.blockers
+        and not any(not dp.fields[0].label for dp in unit.device_patches)
+        and not any(not (device_free and device_free(str(f))) and mentions_device(_read(f), rules) for f in unit.files)
     ):
         return None
     for dp in unit.device_patches:
