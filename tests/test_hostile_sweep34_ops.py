@@ -1,0 +1,125 @@
+"""Session 34's red team of writes, metadata, config, CLI and report surfaces (issue 11, items 1, 5, 6, 7): each
+attack beside good files, the good files still migrated, the bad one named and left as it was, no traceback.
+
+These tests run as root in CI and here; root's powers are taken away honestly where a case needs a plain user: a
+file attribute root cannot override (`chattr +i`/`+a`), a read-only bind mount in a mount namespace of the test's
+own (`unshare`), or capabilities dropped from the bounding set of the run (`setpriv`), each skipped where the
+machine cannot do it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ONE_GPU_POD, dramigrate_executable
+
+ENV = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200", "PYTHONWARNINGS": "ignore"}
+
+
+def _run(args: list[str], cwd: Path, wrapper: list[str] | None = None) -> tuple[int, str, str]:
+    """dramigrate run through wrapper (a command that ends by running its arguments), as text."""
+    proc = subprocess.run(
+        [*(wrapper or []), dramigrate_executable(), *args], cwd=cwd, env=ENV, capture_output=True, timeout=120
+    )
+    return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+
+
+def _tree(tmp_path: Path) -> tuple[Path, Path]:
+    """tree/good.yaml and tree/sub/bad.yaml, both asking for a GPU."""
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    bad = tree / "sub" / "bad.yaml"
+    bad.write_text(ONE_GPU_POD.format(name="bad"))
+    return tree, bad
+
+
+# Each way a folder keeps fix from making its temp file there or renaming it into place, even for root:
+# the wrapper that runs dramigrate, and the words fix's reason holds.
+FOLDERS = {
+    "immutable": "immutable",
+    "append-only": "append-only",
+    "read-only-mount": "read-only file system",
+    "no-write-bit": "not writable by you",
+    "sticky-of-another": "sticky",
+}
+
+
+@pytest.fixture
+def shut(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Path, Path, list[str], str]]:
+    """A tree whose sub/ folder fix cannot write in, how (request.param), the wrapper that runs dramigrate so, and
+    what fix's reason says; the folder opened again after the test so that it can be removed."""
+    how = request.param
+    tree, bad = _tree(tmp_path)
+    sub = bad.parent
+    wrapper: list[str] = []
+    undo: list[str] = []
+    chattr = shutil.which("chattr")
+    if how in ("immutable", "append-only"):
+        flag = "+i" if how == "immutable" else "+a"
+        if chattr is None or subprocess.run([chattr, flag, sub], capture_output=True, check=False).returncode:
+            pytest.skip("chattr cannot set folder attributes here (not root, or a file system without them)")
+        undo = [chattr, flag.replace("+", "-"), str(sub)]
+    elif how == "read-only-mount":
+        unshare = shutil.which("unshare")
+        ok = unshare and not subprocess.run([unshare, "-rm", "true"], capture_output=True, check=False).returncode
+        if not ok:
+            pytest.skip("no mount namespace of the test's own here (unshare -rm)")
+        script = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" || exit 99; shift; exec "$@"'
+        wrapper = [str(unshare), "-rm", "sh", "-c", script, "sh", str(sub)]
+    else:
+        setpriv = shutil.which("setpriv")
+        if os.geteuid() != 0 or setpriv is None:
+            pytest.skip("needs root and setpriv to run dramigrate without root's overrides")
+        # root without the capabilities that let it write any folder or replace any file in a sticky one: as a
+        # plain user runs (the files stay root's, so the run's own ownership rules do not change)
+        wrapper = [setpriv, "--bounding-set", "-dac_override,-dac_read_search,-fowner"]
+        if how == "no-write-bit":
+            sub.chmod(0o555)
+        else:  # a shared folder (mode 1777) of another user, holding that user's file
+            os.chown(sub, 65534, 65534)
+            os.chown(bad, 65534, 65534)
+            sub.chmod(0o1777)
+    try:
+        yield tree, bad, wrapper, FOLDERS[how]
+    finally:
+        if undo:
+            subprocess.run(undo, check=True)
+        sub.chmod(0o755)
+
+
+@pytest.mark.parametrize("shut", list(FOLDERS), indirect=True)
+def test_a_folder_fix_cannot_write_in_is_said_by_lint_and_diff_and_refused_by_name(
+    shut: tuple[Path, Path, list[str], str],
+) -> None:
+    """A manifest in a folder where no temp file can be made or renamed into place (immutable or append-only, on a
+    read-only mount, without the write bit, or a sticky folder of another user holding that user's file) was
+    called `(fixable)` by lint and diff; fix then failed on it mid-run with `Operation not permitted:
+    sub/.bad.yaml.12345.0c79a371.dramigrate`, a temporary name of its own, and in an append-only or sticky folder
+    left that temp file behind for good. lint and diff now say "fix would not write sub/bad.yaml: why" as for a
+    read-only file, fix refuses it by name before writing anything there, and the good file is still migrated."""
+    tree, bad, wrapper, said = shut
+    before = bad.read_bytes()
+    force = ["--force"] if said == "sticky" else []  # another user's file, which --force is for
+
+    code, out, err = _run(["lint", "."], tree, wrapper)
+    lines = [line for line in out.splitlines() if line.startswith("sub/bad.yaml:") and "legacy-device" in line]
+    assert lines and all("(fixable)" not in line for line in lines), out + err
+    assert all(f"fix would not write sub/bad.yaml: {said}" in line or said in line for line in lines), out
+    code, out, err = _run(["diff", "."], tree, wrapper)
+    assert "sub/bad.yaml" not in "".join(line for line in out.splitlines() if line.startswith("+++")), out
+    assert code == 2 and "Traceback" not in err, err
+    code, out, err = _run(["fix", ".", "--format", "json", *force], tree, wrapper)
+
+    assert code == 2 and "Traceback" not in err, err
+    report = json.loads(out)
+    [error] = [e for e in report["errors"] if e["file"] == "sub/bad.yaml"]
+    assert said in error["message"] and ".dramigrate" not in error["message"], error
+    assert bad.read_bytes() == before
+    assert sorted(p.name for p in bad.parent.iterdir()) == ["bad.yaml"]  # no temp file left in the folder
+    assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
