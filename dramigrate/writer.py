@@ -253,28 +253,91 @@ def _attribute_refusal(target: str) -> str:
     """Why target's file attributes keep any rename from replacing it (an immutable or append-only file: the rename
     fails with EPERM, even as root and with --force), or "". Where the attributes cannot be read (not Linux, a file
     system without them), "": the write itself then fails and says why."""
+    flags = _inode_flags(target)
+    for bit, what in _KEPT_FLAGS:
+        if flags & bit:
+            return f"{what}; not written, with or without --force (its owner or root lifts the attribute with chattr)"
+    return ""
+
+
+def _inode_flags(path: str) -> int:
+    """The inode flags of path (not followed if a symlink), 0 where they cannot be read."""
     import sys
 
     if not sys.platform.startswith("linux"):
-        return ""
+        return 0
     import array
     import fcntl
 
     try:
-        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
-        return ""
+        return 0
     try:
         flags = array.array("i", [0])  # the kernel writes an int, whatever the ioctl number says
         fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags, True)
     except OSError:
-        return ""
+        return 0
     finally:
         os.close(fd)
+    return flags[0]
+
+
+def _folder_refusal(target: str, before: os.stat_result | None) -> str:
+    """Why target's folder keeps a rewrite from making its temp file there or renaming it over target, even with
+    --force (an immutable or append-only folder, a read-only mount, no write permission, a sticky folder of another
+    user holding another user's file), or "". Where that cannot be told, "": the write itself then fails and says
+    why. A rewrite that failed there did so mid-run, named by its temp file, and in an append-only or sticky folder
+    left that temp file behind (it cannot be removed there either)."""
+    folder = os.path.dirname(target) or "."
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return ""
+    shown = f"its folder {folder}"
+    way = "not written, with or without --force"
+    flags = _inode_flags(os.path.realpath(folder))
     for bit, what in _KEPT_FLAGS:
-        if flags[0] & bit:
-            return f"{what}; not written, with or without --force (its owner or root lifts the attribute with chattr)"
+        if flags & bit:
+            what = what.replace(" file", "")
+            return f"{shown} is {what}: no new file can be renamed into it; {way} (its owner or root can lift it)"
+    effective = os.access in os.supports_effective_ids
+    if not os.access(folder, os.W_OK | os.X_OK, effective_ids=effective):
+        try:
+            read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+        except (OSError, AttributeError):
+            read_only = False
+        if read_only:
+            return f"{shown} is on a read-only file system; {way}"
+        return (
+            f"{shown} is not writable by you (a rewrite makes a new file beside the file and renames it into "
+            f"place); {way}"
+        )
+    if (
+        before is not None
+        and st.st_mode & stat.S_ISVTX
+        and hasattr(os, "geteuid")
+        and os.geteuid() not in (st.st_uid, before.st_uid)
+        and not _may_own_any()
+    ):
+        return (
+            f"{shown} is sticky (mode +t) and user {st.st_uid}'s, and the file is user {before.st_uid}'s: only "
+            f"they or root may replace it there; {way}"
+        )
     return ""
+
+
+def _may_own_any() -> bool:
+    """Whether this process may replace others' files in others' sticky folders (CAP_FOWNER; root has it unless a
+    container or setpriv took it away)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("CapEff:"):
+                    return bool(int(line.split()[1], 16) & (1 << 3))  # CAP_FOWNER
+    except (OSError, ValueError):
+        pass
+    return os.geteuid() == 0
 
 
 # A rewrite replaces the file with a new one, which is the writer's until it is given the old owner and group back.
@@ -347,9 +410,13 @@ def check_writable(
         # the backup's hard link to the original, left by a run killed before its rename, does not count
         held = held_backup(target, target + opts.backup, str(path)) if opts.backup else None
         own_link = held is not None and (held.st_dev, held.st_ino) == (before.st_dev, before.st_ino)
-        why = _attribute_refusal(target) or ("" if opts.force else _refusal(target, before, before.st_nlink - own_link))
+        why = _attribute_refusal(target) or _folder_refusal(target, before)
+        if not why and not opts.force:
+            why = _refusal(target, before, before.st_nlink - own_link)
         if why:
             raise InputError(why, str(path))
+    elif why := _folder_refusal(target, before):
+        raise InputError(why, str(path))
     if expected is not None and _read(target, path) != expected:
         raise InputError("file changed since it was read; not overwritten (run again)", str(path))
     return target, before
