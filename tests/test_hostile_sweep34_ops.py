@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, dramigrate_executable
+from conftest import ONE_GPU_POD, base_and_overlay, dramigrate_executable
 
 ENV = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200", "PYTHONWARNINGS": "ignore"}
 
@@ -123,3 +123,73 @@ def test_a_folder_fix_cannot_write_in_is_said_by_lint_and_diff_and_refused_by_na
     assert bad.read_bytes() == before
     assert sorted(p.name for p in bad.parent.iterdir()) == ["bad.yaml"]  # no temp file left in the folder
     assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
+
+
+def _blocked_reading_stdin(pid: int) -> bool:
+    """The process's main thread waits in read(0, ...) (Linux's /proc/PID/syscall: number 0 = read, then fd 0)."""
+    try:
+        fields = Path(f"/proc/{pid}/syscall").read_text().split()
+    except OSError:
+        return False
+    return len(fields) > 1 and fields[0] == "0" and int(fields[1], 16) == 0
+
+
+# A kubectl that says it started, then builds for a minute: a long kustomize build under way when the stop comes.
+SLOW_KUBECTL = '#!/bin/sh\ntouch "$STARTED"\nsleep 60\n'
+
+
+@pytest.mark.parametrize("where", ["reading-stdin", "building-a-kustomization"])
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+def test_a_stop_before_fix_writes_anything_is_said_on_stderr(tmp_path: Path, signal_name: str, where: str) -> None:
+    """A CI job cancelled while fix was still reading its input (standard input, a kustomize build) ended with
+    nothing on standard error: SIGTERM killed the process (a shell's 143, no word), SIGINT ended it with 130 and
+    no word. The log of the cancelled job did not say whether anything had been written. fix now says what stopped
+    it and that no file was written, and exits 128 + the signal; the files are as they were."""
+    import signal
+    import time
+
+    if not Path("/proc/self/syscall").exists() and where == "reading-stdin":
+        pytest.skip("no /proc/PID/syscall to see the run wait on standard input")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    args = ["fix", "."]
+    env = dict(ENV)
+    started = tmp_path / "started"
+    if where == "reading-stdin":
+        args.append("-")
+    else:
+        base_and_overlay(tree, "resources:\n- ../base\n")
+        kubectl = tmp_path / "kubectl"
+        kubectl.write_text(SLOW_KUBECTL)
+        kubectl.chmod(0o755)
+        args += ["--kustomize-binary", str(kubectl)]
+        env["STARTED"] = str(started)
+    before = {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()}
+    process = subprocess.Popen(
+        [dramigrate_executable(), *args],
+        cwd=tree,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and process.poll() is None:
+            if _blocked_reading_stdin(process.pid) if where == "reading-stdin" else started.exists():
+                break
+            time.sleep(0.02)
+        time.sleep(0.2)
+        process.send_signal(getattr(signal, signal_name))
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    text = err.decode()
+
+    assert process.returncode == 128 + getattr(signal, signal_name), (process.returncode, text)
+    assert "Traceback" not in text
+    assert f"stopped ({'SIGTERM' if signal_name == 'SIGTERM' else 'Ctrl-C'})" in text, text
+    assert "no file was written" in text, text
+    assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before
