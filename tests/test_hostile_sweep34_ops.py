@@ -193,3 +193,50 @@ def test_a_stop_before_fix_writes_anything_is_said_on_stderr(tmp_path: Path, sig
     assert f"stopped ({'SIGTERM' if signal_name == 'SIGTERM' else 'Ctrl-C'})" in text, text
     assert "no file was written" in text, text
     assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize(("command", "signal_name"), [("fix", "SIGTERM"), ("fix", "SIGINT"), ("diff", "SIGINT")])
+def test_a_stop_during_a_kustomize_build_ends_the_run_at_once(tmp_path: Path, command: str, signal_name: str) -> None:
+    """A stop (a CI job cancelled, Ctrl-C) while `kubectl kustomize` built an overlay ended the run only when the
+    build did, or at the build's 30 s time limit: Python's exit waited for the thread waiting on the program. A
+    runner that gives a cancelled job a few seconds before SIGKILL got no report. The programs dramigrate started
+    are now ended with the run, which ends within seconds of the stop, and none of them is left running."""
+    import signal
+    import time
+
+    from conftest import processes_left
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    base_and_overlay(tree, "resources:\n- ../base\n")
+    kubectl = tmp_path / "kubectl"
+    kubectl.write_text(SLOW_KUBECTL)
+    kubectl.chmod(0o755)
+    started = tmp_path / "started"
+    marker = f"DRAMIGRATE_TEST_STOP={tmp_path.name}"
+    env = {**ENV, "STARTED": str(started), marker.split("=")[0]: marker.split("=")[1]}
+    process = subprocess.Popen(
+        [dramigrate_executable(), command, ".", "--kustomize-binary", str(kubectl)],
+        cwd=tree,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.02)
+        assert started.exists(), "the kustomize build never started"
+        process.send_signal(getattr(signal, signal_name))
+        stopped_at = time.monotonic()
+        process.communicate(timeout=60)
+        took = time.monotonic() - stopped_at
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+    assert took < 10, f"the run ended {took:.1f} s after the stop"
+    assert process.returncode == 128 + getattr(signal, signal_name)
+    assert processes_left(marker) == []
