@@ -55,6 +55,8 @@ _JANITOR = (
 )
 _lock = threading.Lock()
 _janitor: tuple[int, subprocess.Popen[bytes]] | None = None  # (the pid that started it, the janitor)
+_running: set[subprocess.Popen[Any]] = set()  # what spawn started and reap has not ended yet
+_ended = False  # end_programs ran: spawn starts nothing more
 
 
 def _watch(path: str) -> None:
@@ -139,9 +141,12 @@ def spawn(command: list[str], memory_mb: int = 0, **popen: Any) -> subprocess.Po
     both are in place, its standard input empty. Raises OSError when the program cannot be run. Pair with reap()
     once the program is done."""
     popen.pop("stdin", None)
+    if _ended:
+        raise OSError(errno.ECANCELED, "the run was stopped", command[0])
     shell = "/bin/sh"
     if not os.path.exists(shell):  # no POSIX shell for the gate: start the program directly
         process = subprocess.Popen(command, start_new_session=True, stdin=subprocess.DEVNULL, **popen)
+        _running.add(process)
         _watch(f"+group {process.pid}")
         _limit_memory(process.pid, memory_mb)
         return process
@@ -159,6 +164,7 @@ def spawn(command: list[str], memory_mb: int = 0, **popen: Any) -> subprocess.Po
         )
     finally:
         os.close(gate)
+    _running.add(process)
     try:
         _watch(f"+group {process.pid}")
         _limit_memory(process.pid, memory_mb)
@@ -189,7 +195,19 @@ def reap(process: subprocess.Popen[Any]) -> None:
             os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(OSError, ValueError):
         process.communicate()
+    _running.discard(process)
     _watch(f"-group {process.pid}")
+
+
+def end_programs() -> None:
+    """The run is ending (a stop, an error): every program spawn started and reap has not ended yet is killed with
+    what it started, and spawn starts no other. A thread waiting on one (a kustomize build) then ends at once:
+    Python's exit waited for it until the program ended or reached its time limit (30 s after a Ctrl-C)."""
+    global _ended
+    _ended = True
+    for process in list(_running):
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
 
 
 def die_with_parent(parent: int) -> None:
