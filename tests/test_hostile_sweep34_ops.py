@@ -240,3 +240,29 @@ def test_a_stop_during_a_kustomize_build_ends_the_run_at_once(tmp_path: Path, co
     assert took < 10, f"the run ended {took:.1f} s after the stop"
     assert process.returncode == 128 + getattr(signal, signal_name)
     assert processes_left(marker) == []
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
+@pytest.mark.parametrize("form", ["yaml", "json"])
+def test_utf16_or_32_on_standard_input_comes_back_in_its_own_encoding(encoding: str, form: str) -> None:
+    """`fix -` given a UTF-16 or UTF-32 manifest with its byte-order mark wrote the rewrite to standard output as
+    UTF-8 with a UTF-8 byte-order mark: a pipeline (a tool that writes what it read back to the file) got another
+    encoding than it gave, while a file of the same bytes is written back in its own. The rewrite now comes back in
+    the encoding it came in, with its byte-order mark."""
+    import yaml
+
+    text = ONE_GPU_POD.format(name="pod")
+    if form == "json":
+        text = json.dumps(yaml.safe_load(text), indent=2) + "\n"
+    given = ("\ufeff" + text).encode(encoding)
+
+    proc = subprocess.run(
+        [dramigrate_executable(), "fix", "-"], input=given, env=ENV, capture_output=True, timeout=120, check=False
+    )
+
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.startswith("\ufeff".encode(encoding)), proc.stdout[:8]
+    back = proc.stdout.decode(encoding).removeprefix("\ufeff")
+    assert "resourceClaimTemplateName" in back
+    data = json.loads(back) if form == "json" else list(yaml.safe_load_all(back))
+    assert data
