@@ -1128,20 +1128,23 @@ def _fix(
 
 
 def _write_stdin_result(given: bytes, result: FileResult | None) -> str:
-    """Standard output of `fix -`: the rewrite, nothing after a failure, else the bytes given exactly as given (a
-    byte that is not UTF-8, or a UTF-16 stream, is not turned into other text); returns the text written."""
+    """Standard output of `fix -`: the rewrite, in the encoding given (UTF-16/32 with its byte-order mark comes back
+    so, as a file is written back: it came back as UTF-8 with a UTF-8 BOM), nothing after a failure, else the bytes
+    given exactly as given (a byte that is not UTF-8, or a UTF-16 stream, is not turned into other text); returns
+    the text written."""
+    from dramigrate.writer import encode_like
+
     if result is not None and result.error is not None:
         return ""
+    text, data = given.decode("utf-8", "replace"), given
     if result is not None and result.rewritten is not None:
-        sys.stdout.write(result.rewritten)
-        return result.rewritten
-    text = given.decode("utf-8", "replace")
+        text, data = result.rewritten, encode_like(result.rewritten, given)
     raw = getattr(sys.stdout, "buffer", None)
     if raw is None:
         sys.stdout.write(text)
     else:
         sys.stdout.flush()
-        raw.write(given)
+        raw.write(data)
     return text
 
 
