@@ -266,3 +266,27 @@ def test_utf16_or_32_on_standard_input_comes_back_in_its_own_encoding(encoding: 
     assert "resourceClaimTemplateName" in back
     data = json.loads(back) if form == "json" else list(yaml.safe_load_all(back))
     assert data
+
+
+def test_a_rewrite_keeps_the_files_chattr_attributes(tmp_path: Path) -> None:
+    """A rewrite replaced the file with a new one that had none of the original's file attributes (`chattr +S`
+    synchronous writes, `+d` left out of dump backups, `+A` no access times): the owner, mode, extended attributes
+    and ACLs were kept, these were dropped without a word. They are kept as the rest of the file's metadata is."""
+    chattr, lsattr = shutil.which("chattr"), shutil.which("lsattr")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    pod = tree / "pod.yaml"
+    pod.write_text(ONE_GPU_POD.format(name="pod"))
+    if chattr is None or lsattr is None or subprocess.run([chattr, "+SdA", pod], capture_output=True).returncode:
+        pytest.skip("chattr cannot set file attributes here (not root, or a file system without them)")
+
+    def attributes() -> str:
+        return subprocess.run([lsattr, pod], capture_output=True, text=True, check=True).stdout.split()[0]
+
+    before = attributes()
+
+    code, _, err = _run(["fix", "."], tree)
+
+    assert code == 0, err
+    assert "resourceClaimTemplateName" in pod.read_text()
+    assert attributes() == before
