@@ -266,21 +266,46 @@ def _inode_flags(path: str) -> int:
 
     if not sys.platform.startswith("linux"):
         return 0
-    import array
-    import fcntl
-
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return 0
     try:
-        flags = array.array("i", [0])  # the kernel writes an int, whatever the ioctl number says
-        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags, True)
+        return _fd_flags(fd)
     except OSError:
         return 0
     finally:
         os.close(fd)
+
+
+def _fd_flags(fd: int, new: int | None = None) -> int:
+    """The inode flags of an open file (Linux's FS_IOC_GETFLAGS), after setting them to new when given."""
+    import array
+    import fcntl
+
+    flags = array.array("i", [0 if new is None else new])  # the kernel reads and writes an int
+    if new is not None:
+        fcntl.ioctl(fd, _FS_IOC_SETFLAGS, flags, False)
+    fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags, True)
     return flags[0]
+
+
+_FS_IOC_SETFLAGS = 0x40086602
+# The attributes a new file takes from the one it replaces (chattr s u c S d A m j t C): not +i or +a, which keep the
+# file from being replaced at all, nor those the file system sets itself (e extents, N inline data, E encrypted).
+_KEPT_ATTRIBUTES = 0x1 | 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x400 | 0x4000 | 0x8000 | 0x800000
+
+
+def _copy_attributes(fd: int, source: str) -> None:
+    """The chattr attributes of source onto the (still empty) temp file: a rewrite dropped +S, +d, +A and the like
+    without a word. Where they cannot be set, the file is not written, as for an extended attribute."""
+    wanted = _inode_flags(source) & _KEPT_ATTRIBUTES
+    if not wanted:
+        return
+    try:
+        _fd_flags(fd, (_fd_flags(fd) & ~_KEPT_ATTRIBUTES) | wanted)
+    except OSError as exc:
+        raise InputError(f"cannot keep its file attributes (chattr): {exc.strerror}", source) from exc
 
 
 def _folder_refusal(target: str, before: os.stat_result | None) -> str:
@@ -540,6 +565,8 @@ def _stage(path: Path, text: str | bytes, expected: bytes | None, opts: WriteOpt
     staged = _Staged(path, target, tmp, before, expected)
     try:
         with os.fdopen(fd, "wb") as fh:
+            if before is not None:
+                _copy_attributes(fh.fileno(), target)  # before the data: +C takes only on an empty file
             fh.write(data)
             fh.flush()
             if before is not None:
