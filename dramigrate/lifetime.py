@@ -200,9 +200,10 @@ def reap(process: subprocess.Popen[Any]) -> None:
 
 
 def end_programs() -> None:
-    """The run is ending (a stop, an error): every program spawn started and reap has not ended yet is killed with
-    what it started, and spawn starts no other. A thread waiting on one (a kustomize build) then ends at once:
-    Python's exit waited for it until the program ended or reached its time limit (30 s after a Ctrl-C)."""
+    """A stop (Ctrl-C, SIGTERM), which ends the run: every program spawn started and reap has not ended yet is killed
+    with what it started, and spawn starts no other. A thread waiting on one (a kustomize build) then ends at once:
+    the run's end waited for it (a thread pool's, Python's exit) until the program ended or reached its time limit,
+    30 s after the stop. Called by the stop's signal handler, before the stop is raised wherever the run is."""
     global _ended
     _ended = True
     for process in list(_running):
@@ -285,6 +286,7 @@ def sigterm_raises() -> Iterator[StopState]:
         return
 
     def stop(signum: int, frame: Any) -> None:
+        end_programs()
         interrupt = Stopped() if signum == signal.SIGTERM else KeyboardInterrupt()
         state.signal = stop_name(interrupt)
         signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -211,16 +211,10 @@ class Builder:
             return
         with ThreadPoolExecutor(max_workers=min(self.workers, len(rest))) as pool:
             futures = {pool.submit(lambda f: None if dropped(f) else self.build_one(f, left), f): f for f in rest}
-            try:
-                for future in as_completed(futures):
-                    build = future.result()
-                    if build is not None:
-                        yield futures[future], build
-            except KeyboardInterrupt:  # a stop: the pool's end waited for each build (up to its 30 s limit)
-                from dramigrate.lifetime import end_programs
-
-                end_programs()
-                raise
+            for future in as_completed(futures):
+                build = future.result()
+                if build is not None:
+                    yield futures[future], build
 
 
 def _over_in_all(limit: float) -> str:
