@@ -290,3 +290,29 @@ def test_a_rewrite_keeps_the_files_chattr_attributes(tmp_path: Path) -> None:
     assert code == 0, err
     assert "resourceClaimTemplateName" in pod.read_text()
     assert attributes() == before
+
+
+@pytest.mark.parametrize("command", ["lint", "fix"])
+def test_a_noncharacter_in_a_file_name_or_a_value_leaves_the_junit_report_readable(
+    tmp_path: Path, command: str
+) -> None:
+    """A file named with U+FFFE or U+FFFF (a Unicode noncharacter, which Linux allows in a name and XML 1.0 does
+    not allow anywhere, even escaped), or a manifest holding one, made the JUnit report unreadable as XML: GitLab
+    dropped the whole test report of the pull request, every other file's findings with it. The character is shown
+    as \\ufffe, as control characters are, and the report parses, naming each file."""
+    from xml.etree import ElementTree
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    (tree / "named\ufffe.yaml").write_text(ONE_GPU_POD.format(name="named"))
+    (tree / "held.yaml").write_text(ONE_GPU_POD.format(name="held").replace("image: app:1", 'image: "app\\uffff:1"'))
+
+    code, out, err = _run([command, ".", "--format", "junit"], tree)
+
+    assert "Traceback" not in err
+    root = ElementTree.fromstring(out.encode())
+    names = {case.get("name") for case in root.iter("testcase")}
+    assert {"good.yaml", "named\\ufffe.yaml"} <= names, names
+    if command == "fix":
+        assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
