@@ -18,6 +18,7 @@ import re
 import shutil
 import stat
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -202,21 +203,30 @@ def _temp_name(folder: str, name: str) -> str:
     return os.path.join(folder, f".{_temp_stem(name)}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
 
 
-def clean_stale_temps(folder: str, name: str) -> None:
-    """Remove temp files a previous run left beside name (killed before its rename): those whose process is gone."""
-    pattern = re.compile(rf"\.{re.escape(_temp_stem(name))}\.(\d+)\.[^.]+{re.escape(TEMP_SUFFIX)}")
+def clean_stale_temps(folder: str) -> None:
+    """Remove the temp files previous runs left in folder (killed before their rename, the janitor too): those
+    whose process is gone. Once a folder in a run: listing the folder before each write of a file in it made fix
+    quadratic in a flat folder (8,000 device files in one folder: 261 s)."""
+    with _cleaning:
+        if folder in _cleaned:
+            return
+        _cleaned.add(folder)
     try:
         entries = os.listdir(folder)
     except OSError:
         return
     for entry in entries:
-        m = pattern.fullmatch(entry)
-        if not m:
+        if not entry.endswith(TEMP_SUFFIX) or not (m := _STALE.fullmatch(entry)):
             continue
         pid = int(m.group(1))
         if pid != os.getpid() and not _alive(pid):
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(folder, entry))
+
+
+_STALE = re.compile(rf"\..+\.(\d+)\.[0-9a-f]+{re.escape(TEMP_SUFFIX)}", re.DOTALL)  # _temp_name's, for any file
+_cleaned: set[str] = set()  # the folders cleaned in this run
+_cleaning = threading.Lock()
 
 
 def _alive(pid: int) -> bool:
@@ -579,7 +589,7 @@ def _stage(path: Path, text: str | bytes, expected: bytes | None, opts: WriteOpt
     data = text if isinstance(text, bytes) else encode_like(text, expected)
     folder, name = os.path.split(target)
     folder = folder or "."
-    clean_stale_temps(folder, name)
+    clean_stale_temps(folder)
     fd, tmp = _create_temp(folder, name, str(path))
     staged = _Staged(path, target, tmp, before, expected)
     try:
