@@ -214,7 +214,7 @@ def test_a_stop_during_a_kustomize_build_ends_the_run_at_once(tmp_path: Path, co
     kubectl.write_text(SLOW_KUBECTL)
     kubectl.chmod(0o755)
     started = tmp_path / "started"
-    marker = f"DRAMIGRATE_TEST_STOP={tmp_path.name}"
+    marker = f"DRAMIGRATE_TEST_STOP={tmp_path}"  # the whole path: parallel runs of the suite share the test names
     env = {**ENV, "STARTED": str(started), marker.split("=")[0]: marker.split("=")[1]}
     process = subprocess.Popen(
         [dramigrate_executable(), command, ".", "--kustomize-binary", str(kubectl)],
