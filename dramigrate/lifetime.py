@@ -147,6 +147,9 @@ def spawn(command: list[str], memory_mb: int = 0, **popen: Any) -> subprocess.Po
     if not os.path.exists(shell):  # no POSIX shell for the gate: start the program directly
         process = subprocess.Popen(command, start_new_session=True, stdin=subprocess.DEVNULL, **popen)
         _running.add(process)
+        if _ended:  # a stop came while it started, after end_programs had looked: it is ended now
+            os.killpg(process.pid, signal.SIGKILL)
+            raise OSError(errno.ECANCELED, "the run was stopped", command[0])
         _watch(f"+group {process.pid}")
         _limit_memory(process.pid, memory_mb)
         return process
@@ -166,6 +169,8 @@ def spawn(command: list[str], memory_mb: int = 0, **popen: Any) -> subprocess.Po
         os.close(gate)
     _running.add(process)
     try:
+        if _ended:  # a stop came while it started, after end_programs had looked: the gate ends, the program never runs
+            raise OSError(errno.ECANCELED, "the run was stopped", command[0])
         _watch(f"+group {process.pid}")
         _limit_memory(process.pid, memory_mb)
         os.write(opened, b"\n")
@@ -205,7 +210,7 @@ def end_programs() -> None:
     the run's end waited for it (a thread pool's, Python's exit) until the program ended or reached its time limit,
     30 s after the stop. Called by the stop's signal handler, before the stop is raised wherever the run is."""
     global _ended
-    _ended = True
+    _ended = True  # first: a program starting now sees it once listed (spawn), or is listed before the loop below
     for process in list(_running):
         with contextlib.suppress(OSError):
             os.killpg(process.pid, signal.SIGKILL)
