@@ -842,6 +842,7 @@ def main() -> None:
     # `--backup` takes an optional value: bare, it means the default suffix (a following path is not its value).
     sys.argv[1:] = [f"--backup={BACKUP_SUFFIX}" if a == "--backup" else a for a in argv[:cut]] + argv[cut:]
     prestart_for(sys.argv[1:])
+    _interrupt_ends_programs()
     try:
         app()
     except InputError as exc:  # standard output failed outside a command's _guard (--help, --version)
@@ -852,6 +853,23 @@ def main() -> None:
     except SystemExit as exc:
         _exit_without_teardown(exc)
         raise
+
+
+def _interrupt_ends_programs() -> None:
+    """Ctrl-C ends the programs dramigrate started (lifetime.end_programs: a kustomize build) at once, then raises
+    KeyboardInterrupt as Python's own handler does: the run's end waited for a build under way up to its 30 s time
+    limit. A SIGINT ignored already (a job started in the background) stays ignored."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupt)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    lifetime = sys.modules.get("dramigrate.lifetime")  # not imported yet: nothing started to end
+    if lifetime is not None:
+        lifetime.end_programs()
+    raise KeyboardInterrupt
 
 
 def prestart_for(argv: list[str]) -> None:

@@ -1003,22 +1003,66 @@ def _check_backup_suffix(suffix: str) -> None:
 
 
 def do_fix(opts: Options) -> int:
-    from dramigrate.lifetime import sigterm_raises
-    from dramigrate.report.html import FileChange
+    """fix, a stop (SIGTERM, Ctrl-C) said on standard error whenever it comes: before the writes it ends the run at
+    once, saying that no file was written (a cancelled CI job's log said nothing: SIGTERM killed the process, Ctrl-C
+    ended it with 130); during them, as _write_files and _write_charts say; after them, once the report of what was
+    written is out. The exit code is then 128 + the signal."""
+    import threading
+
+    from dramigrate.lifetime import sigterm_raises, stop_name
+
+    with sigterm_raises() as outer:
+        try:
+            prepared = _prepare_fix(opts)
+        except KeyboardInterrupt as exc:
+            stopped = outer.signal or stop_name(exc)
+            _err(f"dramigrate: stopped ({stopped}) before fix wrote anything: no file was written")
+            return _stop_code(stopped)
+        outer.quiet = threading.Event()  # from here a stop waits for the report of what was written
+        code = _fix(opts, *prepared)
+        if outer.signal and code < 128:
+            _err(f"dramigrate: stopped ({outer.signal}) as fix ended: the files listed as written are, each whole")
+            return _stop_code(outer.signal)
+        return code
+
+
+def _stop_code(signal_name: str) -> int:
+    """The exit code of a run a stop ended: 128 + the signal's number, as a shell gives it."""
+    return 128 + (15 if signal_name == "SIGTERM" else 2)
+
+
+def _prepare_fix(
+    opts: Options,
+) -> tuple[Context, RunResult, Any, dict[str, BaseException], list[tuple[Path, Any]], dict[str, BaseException]]:
+    """What fix does before writing anything: the run, and which of its rewrites it writes and which it refuses."""
     from dramigrate.writer import WriteOptions
 
     if opts.backup is not None:
         _check_backup_suffix(opts.backup)
     ctx, result = _execute(opts, fix=True, writes=True, command="fix")
-    changed = 0
-    changes: list[FileChange] = []  # for --html: what was written
-    written: list[str] = []
     write_options = WriteOptions(force=opts.force, backup=opts.backup, roots=_trees(opts))
     undecided = _undecided(ctx, result)
     jobs = [
         (Path(r.path), r) for r in result.files if r.path != "-" and r.rewritten is not None and r.path not in undecided
     ]
-    refused = _refused_together(jobs, write_options)
+    return ctx, result, write_options, undecided, jobs, _refused_together(jobs, write_options)
+
+
+def _fix(
+    opts: Options,
+    ctx: Context,
+    result: RunResult,
+    write_options: Any,
+    undecided: dict[str, BaseException],
+    jobs: list[tuple[Path, Any]],
+    refused: dict[str, BaseException],
+) -> int:
+    from dramigrate.lifetime import sigterm_raises
+    from dramigrate.report.html import FileChange
+
+    changed = 0
+    changes: list[FileChange] = []  # for --html: what was written
+    written: list[str] = []
     with sigterm_raises() as stop:
         failures, stopped, not_started = _write_files(
             [(p, r) for p, r in jobs if r.path not in refused], write_options, stop
@@ -1072,7 +1116,7 @@ def do_fix(opts: Options) -> int:
         _err(f"dramigrate: stopped ({stopped}) while writing: the files listed as written are, each whole; no other")
         for chart, stuck in half.items():
             _err(f"dramigrate: {plain(chart, False)} is left half written: {plain(', '.join(stuck), False)} rewritten")
-        return 128 + (15 if stopped == "SIGTERM" else 2)
+        return _stop_code(stopped)
     if opts.post_renderer:  # Helm aborts the install on a non-zero exit: 0 whenever valid YAML was written
         from dramigrate.helm.run import valid_yaml
 
@@ -1084,20 +1128,23 @@ def do_fix(opts: Options) -> int:
 
 
 def _write_stdin_result(given: bytes, result: FileResult | None) -> str:
-    """Standard output of `fix -`: the rewrite, nothing after a failure, else the bytes given exactly as given (a
-    byte that is not UTF-8, or a UTF-16 stream, is not turned into other text); returns the text written."""
+    """Standard output of `fix -`: the rewrite, in the encoding given (UTF-16/32 with its byte-order mark comes back
+    so, as a file is written back: it came back as UTF-8 with a UTF-8 BOM), nothing after a failure, else the bytes
+    given exactly as given (a byte that is not UTF-8, or a UTF-16 stream, is not turned into other text); returns
+    the text written."""
+    from dramigrate.writer import encode_like
+
     if result is not None and result.error is not None:
         return ""
+    text, data = given.decode("utf-8", "replace"), given
     if result is not None and result.rewritten is not None:
-        sys.stdout.write(result.rewritten)
-        return result.rewritten
-    text = given.decode("utf-8", "replace")
+        text, data = result.rewritten, encode_like(result.rewritten, given)
     raw = getattr(sys.stdout, "buffer", None)
     if raw is None:
         sys.stdout.write(text)
     else:
         sys.stdout.flush()
-        raw.write(given)
+        raw.write(data)
     return text
 
 

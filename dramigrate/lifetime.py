@@ -55,6 +55,8 @@ _JANITOR = (
 )
 _lock = threading.Lock()
 _janitor: tuple[int, subprocess.Popen[bytes]] | None = None  # (the pid that started it, the janitor)
+_running: set[subprocess.Popen[Any]] = set()  # what spawn started and reap has not ended yet
+_ended = False  # end_programs ran: spawn starts nothing more
 
 
 def _watch(path: str) -> None:
@@ -139,9 +141,15 @@ def spawn(command: list[str], memory_mb: int = 0, **popen: Any) -> subprocess.Po
     both are in place, its standard input empty. Raises OSError when the program cannot be run. Pair with reap()
     once the program is done."""
     popen.pop("stdin", None)
+    if _ended:
+        raise OSError(errno.ECANCELED, "the run was stopped", command[0])
     shell = "/bin/sh"
     if not os.path.exists(shell):  # no POSIX shell for the gate: start the program directly
         process = subprocess.Popen(command, start_new_session=True, stdin=subprocess.DEVNULL, **popen)
+        _running.add(process)
+        if _ended:  # a stop came while it started, after end_programs had looked: it is ended now
+            os.killpg(process.pid, signal.SIGKILL)
+            raise OSError(errno.ECANCELED, "the run was stopped", command[0])
         _watch(f"+group {process.pid}")
         _limit_memory(process.pid, memory_mb)
         return process
@@ -159,7 +167,10 @@ def spawn(command: list[str], memory_mb: int = 0, **popen: Any) -> subprocess.Po
         )
     finally:
         os.close(gate)
+    _running.add(process)
     try:
+        if _ended:  # a stop came while it started, after end_programs had looked: the gate ends, the program never runs
+            raise OSError(errno.ECANCELED, "the run was stopped", command[0])
         _watch(f"+group {process.pid}")
         _limit_memory(process.pid, memory_mb)
         os.write(opened, b"\n")
@@ -189,7 +200,20 @@ def reap(process: subprocess.Popen[Any]) -> None:
             os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(OSError, ValueError):
         process.communicate()
+    _running.discard(process)
     _watch(f"-group {process.pid}")
+
+
+def end_programs() -> None:
+    """A stop (Ctrl-C, SIGTERM), which ends the run: every program spawn started and reap has not ended yet is killed
+    with what it started, and spawn starts no other. A thread waiting on one (a kustomize build) then ends at once:
+    the run's end waited for it (a thread pool's, Python's exit) until the program ended or reached its time limit,
+    30 s after the stop. Called by the stop's signal handler, before the stop is raised wherever the run is."""
+    global _ended
+    _ended = True  # first: a program starting now sees it once listed (spawn), or is listed before the loop below
+    for process in list(_running):
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
 
 
 def die_with_parent(parent: int) -> None:
@@ -267,6 +291,7 @@ def sigterm_raises() -> Iterator[StopState]:
         return
 
     def stop(signum: int, frame: Any) -> None:
+        end_programs()
         interrupt = Stopped() if signum == signal.SIGTERM else KeyboardInterrupt()
         state.signal = stop_name(interrupt)
         signal.signal(signal.SIGINT, signal.SIG_IGN)

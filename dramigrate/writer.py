@@ -17,6 +17,8 @@ import os
 import re
 import shutil
 import stat
+import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -201,21 +203,30 @@ def _temp_name(folder: str, name: str) -> str:
     return os.path.join(folder, f".{_temp_stem(name)}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
 
 
-def clean_stale_temps(folder: str, name: str) -> None:
-    """Remove temp files a previous run left beside name (killed before its rename): those whose process is gone."""
-    pattern = re.compile(rf"\.{re.escape(_temp_stem(name))}\.(\d+)\.[^.]+{re.escape(TEMP_SUFFIX)}")
+def clean_stale_temps(folder: str) -> None:
+    """Remove the temp files previous runs left in folder (killed before their rename, the janitor too): those
+    whose process is gone. Once a folder in a run: listing the folder before each write of a file in it made fix
+    quadratic in a flat folder (8,000 device files in one folder: 261 s)."""
+    with _cleaning:
+        if folder in _cleaned:
+            return
+        _cleaned.add(folder)
     try:
         entries = os.listdir(folder)
     except OSError:
         return
     for entry in entries:
-        m = pattern.fullmatch(entry)
-        if not m:
+        if not entry.endswith(TEMP_SUFFIX) or not (m := _STALE.fullmatch(entry)):
             continue
         pid = int(m.group(1))
         if pid != os.getpid() and not _alive(pid):
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(folder, entry))
+
+
+_STALE = re.compile(rf"\..+\.(\d+)\.[0-9a-f]+{re.escape(TEMP_SUFFIX)}", re.DOTALL)  # _temp_name's, for any file
+_cleaned: set[str] = set()  # the folders cleaned in this run
+_cleaning = threading.Lock()
 
 
 def _alive(pid: int) -> bool:
@@ -253,28 +264,134 @@ def _attribute_refusal(target: str) -> str:
     """Why target's file attributes keep any rename from replacing it (an immutable or append-only file: the rename
     fails with EPERM, even as root and with --force), or "". Where the attributes cannot be read (not Linux, a file
     system without them), "": the write itself then fails and says why."""
-    import sys
+    flags = _inode_flags(target)
+    for bit, what in _KEPT_FLAGS:
+        if flags & bit:
+            return f"{what}; not written, with or without --force (its owner or root lifts the attribute with chattr)"
+    return ""
 
+
+def _inode_flags(path: str) -> int:
+    """The inode flags of path (not followed if a symlink), 0 where they cannot be read."""
     if not sys.platform.startswith("linux"):
-        return ""
+        return 0
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return 0
+    try:
+        return _fd_flags(fd)
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
+
+
+def _fd_flags(fd: int, new: int | None = None) -> int:
+    """The inode flags of an open file (Linux's FS_IOC_GETFLAGS), after setting them to new when given."""
     import array
     import fcntl
 
+    flags = array.array("i", [0 if new is None else new])  # the kernel reads and writes an int
+    if new is not None:
+        fcntl.ioctl(fd, _FS_IOC_SETFLAGS, flags, False)
+    fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags, True)
+    return flags[0]
+
+
+_FS_IOC_SETFLAGS = 0x40086602
+# The attributes a new file takes from the one it replaces (chattr s u c S d A m j t C): not +i or +a, which keep the
+# file from being replaced at all, nor those the file system sets itself (e extents, N inline data, E encrypted).
+_KEPT_ATTRIBUTES = 0x1 | 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x400 | 0x4000 | 0x8000 | 0x800000
+
+
+def _copy_attributes(fd: int, source: str) -> None:
+    """The chattr attributes of source onto the (still empty) temp file: a rewrite dropped +S, +d, +A and the like
+    without a word. Where they cannot be set, the file is not written, as for an extended attribute."""
+    wanted = _inode_flags(source) & _KEPT_ATTRIBUTES
+    if not wanted:
+        return
     try:
-        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return ""
+        _fd_flags(fd, (_fd_flags(fd) & ~_KEPT_ATTRIBUTES) | wanted)
+    except OSError as exc:
+        raise InputError(f"cannot keep its file attributes (chattr): {exc.strerror}", source) from exc
+
+
+def _folder_refusal(target: str, before: os.stat_result | None) -> str:
+    """Why target's folder keeps a rewrite from making its temp file there or renaming it over target, even with
+    --force (an immutable or append-only folder, a read-only mount, no write permission, a sticky folder of another
+    user holding another user's file), or "". Where that cannot be told, "": the write itself then fails and says
+    why. A rewrite that failed there did so mid-run, named by its temp file, and in an append-only or sticky folder
+    left that temp file behind (it cannot be removed there either)."""
+    folder = os.path.dirname(target) or "."
+    why, mode, owner = _folder_state(folder)
+    if why:
+        return f"its folder {folder} {why}; not written, with or without --force"
+    if (
+        before is not None
+        and mode & stat.S_ISVTX
+        and hasattr(os, "geteuid")
+        and os.geteuid() not in (owner, before.st_uid)
+        and not _may_own_any()
+    ):
+        return (
+            f"its folder {folder} is sticky (mode +t) and user {owner}'s, and the file is user {before.st_uid}'s: "
+            "only they or root may replace it there; not written, with or without --force"
+        )
+    return ""
+
+
+@functools.lru_cache(maxsize=1024)
+def _folder_state(folder: str) -> tuple[str, int, int]:
+    """What keeps any new file from being renamed into folder ("" if nothing), its mode and its owner; asked once
+    a folder in a run (lint asks it of each file with a fixable request: 150 us a file when asked each time). A
+    folder that changes later in the run fails the write itself, which says why."""
     try:
-        flags = array.array("i", [0])  # the kernel writes an int, whatever the ioctl number says
-        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags, True)
+        fd = os.open(folder, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
-        return ""
+        return "", 0, -1
+    try:
+        st = os.fstat(fd)
+        try:
+            flags = _fd_flags(fd) if sys.platform.startswith("linux") else 0
+        except OSError:  # a file system without them
+            flags = 0
+    except OSError:
+        return "", 0, -1
     finally:
         os.close(fd)
     for bit, what in _KEPT_FLAGS:
-        if flags[0] & bit:
-            return f"{what}; not written, with or without --force (its owner or root lifts the attribute with chattr)"
-    return ""
+        if flags & bit:
+            what = what.replace(" file", "")
+            return (
+                f"is {what}: no new file can be renamed into it (its owner or root can lift it)",
+                st.st_mode,
+                st.st_uid,
+            )
+    effective = os.access in os.supports_effective_ids
+    if not os.access(folder, os.W_OK | os.X_OK, effective_ids=effective):
+        try:
+            read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+        except (OSError, AttributeError):
+            read_only = False
+        if read_only:
+            return "is on a read-only file system", st.st_mode, st.st_uid
+        why = "is not writable by you (a rewrite makes a new file beside the file and renames it into place)"
+        return why, st.st_mode, st.st_uid
+    return "", st.st_mode, st.st_uid
+
+
+def _may_own_any() -> bool:
+    """Whether this process may replace others' files in others' sticky folders (CAP_FOWNER; root has it unless a
+    container or setpriv took it away)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("CapEff:"):
+                    return bool(int(line.split()[1], 16) & (1 << 3))  # CAP_FOWNER
+    except (OSError, ValueError):
+        pass
+    return os.geteuid() == 0
 
 
 # A rewrite replaces the file with a new one, which is the writer's until it is given the old owner and group back.
@@ -347,9 +464,13 @@ def check_writable(
         # the backup's hard link to the original, left by a run killed before its rename, does not count
         held = held_backup(target, target + opts.backup, str(path)) if opts.backup else None
         own_link = held is not None and (held.st_dev, held.st_ino) == (before.st_dev, before.st_ino)
-        why = _attribute_refusal(target) or ("" if opts.force else _refusal(target, before, before.st_nlink - own_link))
+        why = _attribute_refusal(target) or _folder_refusal(target, before)
+        if not why and not opts.force:
+            why = _refusal(target, before, before.st_nlink - own_link)
         if why:
             raise InputError(why, str(path))
+    elif why := _folder_refusal(target, before):
+        raise InputError(why, str(path))
     if expected is not None and _read(target, path) != expected:
         raise InputError("file changed since it was read; not overwritten (run again)", str(path))
     return target, before
@@ -468,11 +589,13 @@ def _stage(path: Path, text: str | bytes, expected: bytes | None, opts: WriteOpt
     data = text if isinstance(text, bytes) else encode_like(text, expected)
     folder, name = os.path.split(target)
     folder = folder or "."
-    clean_stale_temps(folder, name)
+    clean_stale_temps(folder)
     fd, tmp = _create_temp(folder, name, str(path))
     staged = _Staged(path, target, tmp, before, expected)
     try:
         with os.fdopen(fd, "wb") as fh:
+            if before is not None:
+                _copy_attributes(fh.fileno(), target)  # before the data: +C takes only on an empty file
             fh.write(data)
             fh.flush()
             if before is not None:

@@ -6,6 +6,7 @@ Everything that comes from input is escaped for its consumer (report/escape.py).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -164,9 +165,13 @@ def junit(
 
 
 def _xml(text: str) -> str:
-    """XML 1.0 cannot carry most control characters, even escaped: show them as \\xNN; and a line break from input
-    as \\n, so a finding stays one line (a CI log that prints the file obeys a line starting `::error`)."""
-    return esc.plain(text, newlines=False)
+    """XML 1.0 cannot carry most control characters, even escaped, nor the noncharacters U+FFFE and U+FFFF (a file
+    name may hold them): show them as \\xNN and \\uFFFE; and a line break from input as \\n, so a finding stays
+    one line (a CI log that prints the file obeys a line starting `::error`)."""
+    return _NONCHARACTER.sub(lambda m: f"\\u{ord(m.group()):04x}", esc.plain(text, newlines=False))
+
+
+_NONCHARACTER = re.compile("[\ufffe\uffff]")
 
 
 def markdown(
