@@ -30,7 +30,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from fuzz_kinds import ARGO, MIGRATED, POD, Kind, fill, pod_specs, ray_params
+from fuzz_kinds import ARGO, MIGRATED, POD, REPORTED, Kind, fill, pod_specs, ray_params
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
@@ -145,6 +145,7 @@ class Container:
     note: str = ""  # an explicitly tagged env value written after the resources (TAGGED_NOTES), or none
     pod: int = 0  # which of the workload's pod specs holds it (fuzz_kinds: a kind's slots)
     where: str = ""  # the key it is written under: "" for its role's list, or sidecars, container, script, model
+    bad: dict[str, str] = field(default_factory=dict)  # resource -> a value Kubernetes refuses, written instead
 
 
 @dataclass
@@ -247,7 +248,7 @@ def _container_yaml(c: Container, style: Style, comment: Callable[[], str]) -> d
     limits: dict[str, Any] = {}
     requests: dict[str, Any] = {}
     for res, n in c.counts.items():
-        value = S(count_text(n, style))
+        value = S(c.bad.get(res) or count_text(n, style))
         key = f"{style.key_quote}{res}{style.key_quote}"
         if c.placement[res] in ("limits", "both"):
             limits[key] = value
@@ -563,13 +564,17 @@ def check_fixed(case: Case, result: FileResult, target: str) -> str:
     return text
 
 
-def check_pods(case: Case, workload: dict[str, Any], templates: dict[str, dict[str, Any]]) -> None:
+def check_pods(
+    case: Case, workload: dict[str, Any], templates: dict[str, dict[str, Any]], blocked: frozenset[int] = frozenset()
+) -> None:
     """Each pod spec of the fixed workload: no device-plugin request left, the pod's devices per class as the
     scheduler counted them before, each container sees its own, the plugin's toleration explicit, a Ray group's
     num-gpus as KubeRay derived it from the limits."""
     used: set[str] = set()
     params = ray_params(MIGRATED[case.kind], workload)
     for pod, (layout, spec) in enumerate(pod_specs_of(workload)):
+        if pod in blocked:  # left whole: the caller compares it with the original
+            continue
         by_name = containers_of(layout, spec)
         for name, c in by_name.items():
             for section in ("limits", "requests"):
@@ -635,7 +640,7 @@ def ray_expected(case: Case, pod: int) -> dict[str, str]:
 # shrinking); DRAMIGRATE_FUZZ=long runs a long random one on demand (failures found there are kept below as
 # explicit examples, so CI replays them).
 LONG = os.environ.get("DRAMIGRATE_FUZZ") == "long"
-SCALE = 25 if LONG else 1
+SCALE = int(os.environ.get("DRAMIGRATE_FUZZ_SCALE") or 25) if LONG else 1  # examples: SCALE times CI's
 
 COMMON = settings(
     max_examples=80 * SCALE,
@@ -909,46 +914,206 @@ def test_a_json_manifest_stays_json_and_keeps_its_devices(case: Case, indent: in
     assert again.rewritten is None, "a second fix changed the text"
 
 
+# -- counts Kubernetes refuses: the pod is left whole --------------------------------------------------------
+
+# Values the API server refuses for an extended resource (a fraction, negative, past int64 thousandths, not a
+# quantity, a boolean), each as it stands in the file.
+REFUSED = (
+    "2.5",
+    "-1",
+    "0.5",
+    "1.0001",
+    "1e-3",
+    ".5",
+    '"2_000m"',
+    "9223372036854775808",
+    "yes",
+    "0x1.8p1",
+    '"two"',
+    "'1.5'",
+    "1.5e0",
+)
+
+
+@st.composite
+def refused_cases(draw: st.DrawFn) -> tuple[Case, Container, str]:
+    """A workload one of whose device values (in one container of one pod spec) Kubernetes refuses."""
+    case = draw(cases().filter(lambda c: any(n for x in c.containers for n in x.counts.values())))
+    victim = draw(st.sampled_from([c for c in case.containers if any(c.counts.values())]))
+    res = draw(st.sampled_from(sorted(r for r, n in victim.counts.items() if n)))
+    victim.bad[res] = draw(st.sampled_from(REFUSED))
+    return built(case.kind, case.containers, case.style, case.ray), victim, res
+
+
+@settings(COMMON, max_examples=25 * SCALE)
+@given(refused=refused_cases())
+def test_a_count_kubernetes_refuses_leaves_its_pod_whole(refused: tuple[Case, Container, str]) -> None:
+    """A device value the API server refuses is an invalid-count finding on its line, and fix leaves that pod
+    spec exactly as it was (never half-migrated); the object's other pod specs are migrated as ever."""
+    case, victim, res = refused
+    raw = case.raw()
+    lint = run(raw, fix=False)
+    bad = [f for f in lint.findings if f.rule == "invalid-count"]
+    assert (victim.name, res) in {(f.container, f.resource) for f in bad}, [f.message for f in lint.findings]
+    result = run(raw, fix=True)
+    text = result.rewritten if result.rewritten is not None else raw.decode()
+    objects = load_all(text)
+    (before,) = load_all(case.workload)
+    (workload,) = [o for o in objects if o["kind"] == case.kind]
+    templates = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceClaimTemplate"}
+    assert pod_specs_of(workload)[victim.pod] == pod_specs_of(before)[victim.pod], "the refused pod changed"
+    params = ray_params(MIGRATED[case.kind], workload)
+    if victim.pod in params:
+        assert params[victim.pod] == ray_params(MIGRATED[case.kind], before)[victim.pod]
+    for t in templates.values():  # the workload keeps the refused value: the API server refuses it as before
+        validate(t)
+    check_pods(case, workload, templates, blocked=frozenset({victim.pod}))
+    if result.rewritten is not None:
+        assert run(result.rewritten.encode(), fix=True).rewritten is None, "a second fix changed the text"
+
+
+# -- kinds the packs only report ---------------------------------------------------------------------------
+
+
+@st.composite
+def reported_cases(draw: st.DrawFn) -> tuple[str, str, list[Container]]:
+    """A workload of a kind the packs report and never rewrite: (kind, text, its containers)."""
+    kind = draw(st.sampled_from(sorted(REPORTED)))
+    shape = REPORTED[kind]
+    style = draw(cases()).style
+    bare = "{containers:0}" in str(shape.body)  # a serving runtime: a bare container list, no init containers
+    conts = [
+        c
+        for pod, layout in enumerate(shape.layouts)
+        for c in draw(pod_containers(layout, pod, 3))
+        if not bare or c.role == "app"
+    ]
+    case = Case(kind=kind, name="w0", namespace="", containers=conts, style=style)
+    specs = [
+        pod_spec_yaml(
+            layout, slot, case.in_pod(slot), style, case, str, {"restartPolicy": "Never"} if slot in shape.jobs else {}
+        )
+        for slot, layout in enumerate(shape.layouts)
+    ]
+    case.workload = to_yaml(workload_object(kind, {"name": "w0"}, specs, "w0", kinds=REPORTED), style)
+    return kind, case.raw().decode(), conts
+
+
+@settings(COMMON, max_examples=20 * SCALE)
+@given(reported=reported_cases())
+def test_a_kind_the_packs_only_report_is_reported_and_never_rewritten(
+    reported: tuple[str, str, list[Container]],
+) -> None:
+    """Knative and Volcano workloads, serverless KServe, serving and training runtimes: every device request is
+    a report-only-kind warning on its container, none is an error (lint stays green), and fix writes nothing."""
+    kind, text, conts = reported
+    lint = run(text.encode(), fix=False)
+    found = sorted((f.container, f.resource) for f in lint.findings if f.rule == "report-only-kind")
+    assert found == sorted((c.name, r) for c in conts for r in c.counts), [f.message for f in lint.findings]
+    assert not [f.rule for f in lint.findings if f.severity.value == "error"]
+    assert run(text.encode(), fix=True).rewritten is None, f"{kind} was rewritten"
+
+
+# -- lint, diff and fix agree, as the CLI runs them ---------------------------------------------------------
+
+
+def cli(*args: str) -> tuple[int, bytes]:
+    """dramigrate ARGS in process: (exit code, standard output's bytes)."""
+    from typer.testing import CliRunner
+
+    from dramigrate.cli import app
+
+    out = CliRunner().invoke(app, list(args))
+    assert out.exit_code in (0, 1), f"dramigrate {' '.join(args)}: exit {out.exit_code}\n{out.output}"
+    return out.exit_code, out.stdout_bytes
+
+
+# No shrinking here: four CLI runs an example make it slow (a failure is reported as found).
+@settings(COMMON, max_examples=10 * SCALE, phases=(Phase.explicit, Phase.generate))
+@given(case=cases(), as_json=st.booleans())
+def test_lint_diff_and_fix_agree(case: Case, as_json: bool) -> None:
+    """Through the CLI: lint exits 1 exactly when fix changes the file, `diff --check` likewise, diff's patch
+    applied to the file gives what fix writes, and after fix lint and `diff --check` exit 0."""
+    with tempfile.TemporaryDirectory(prefix="dramigrate-agree-") as top:
+        path = Path(top) / ("w.json" if as_json else "w.yaml")
+        raw = (json.dumps(load_all(case.workload)[0], indent=2) + "\n").encode() if as_json else case.raw()
+        path.write_bytes(raw)
+        lint, _ = cli("lint", str(path))
+        check, _ = cli("diff", "--check", str(path))
+        _, patch = cli("diff", str(path))
+        fix, _ = cli("fix", str(path))
+        fixed = path.read_bytes()
+        changed = fixed != raw
+        assert lint == int(changed), f"lint exit {lint}, fix changed the file: {changed}"
+        assert check == int(changed), f"diff --check exit {check}, fix changed the file: {changed}"
+        assert fix == 0
+        copy = Path(top) / "copy"
+        copy.mkdir()
+        (copy / path.name).write_bytes(raw)
+        if patch:
+            import subprocess
+
+            subprocess.run(["patch", "-s", str(copy / path.name)], input=patch, check=True)
+        assert (copy / path.name).read_bytes() == fixed, "diff's patch is not what fix wrote"
+        assert cli("lint", str(path))[0] == 0 and cli("diff", "--check", str(path))[0] == 0
+
+
 # -- anchors and merge keys ------------------------------------------------------------------------------
 
 
 SHARING = ("alias", "alias-limits", "merge-resources", "merge-container")
 
 
+SHARED_KINDS = ("Pod", "Deployment", "Job", "CronJob", "StatefulSet", "PyTorchJob", "RayCluster", "JobSet")
+
+
 @st.composite
 def shared_pods(draw: st.DrawFn) -> tuple[str, dict[str, int]]:
-    """A Pod whose containers share one resources map through an anchor (of resources or of its limits), a merge
-    key in resources, or a merge key of the whole container; a container that merges may override the shared
-    limits with its own count: (text, container -> the devices Kubernetes gives it)."""
+    """A workload (its first pod spec) whose containers share one resources map through an anchor (of resources or
+    of its limits), a merge key in resources, or a merge key of the whole container; a container that merges may
+    override the shared limits with its own count: (text, container -> the devices Kubernetes gives it)."""
     n = draw(st.integers(2, 4))
     count = draw(st.integers(1, 4))
     form = COUNT_FORMS[draw(st.sampled_from(range(len(COUNT_FORMS))))]
     how = draw(st.sampled_from(SHARING))
-    lines = ["apiVersion: v1", "kind: Pod", "metadata:", "  name: shared  # keep me", "spec:", "  containers:"]
+    kind = draw(st.sampled_from(SHARED_KINDS))
+    lines = ["containers:"]
     if how == "merge-container":
-        lines += ["  - &c0", "    name: c0"]
+        lines += ["- &c0", "  name: c0"]
     else:
-        lines += ["  - name: c0"]
-    lines += ["    image: app:1  # keep me"]
+        lines += ["- name: c0"]
+    lines += ["  image: app:1  # keep me"]
     if how == "alias-limits":
-        lines += ["    resources:", "      limits: &r"]
+        lines += ["  resources:", "    limits: &r"]
     else:
-        lines += ["    resources: &r", "      limits:"]
-    lines += [f"        nvidia.com/gpu: {form(count)}", "        memory: 1Gi"]
+        lines += ["  resources: &r", "    limits:"]
+    lines += [f"      nvidia.com/gpu: {form(count)}", "      memory: 1Gi"]
     seen = {"c0": count}
     for i in range(1, n):
         own = draw(st.none() | st.integers(0, 4)) if how.startswith("merge") else None
-        override = ["      limits:", f"        nvidia.com/gpu: {form(own)}"] if own is not None else []
+        override = ["    limits:", f"      nvidia.com/gpu: {form(own)}"] if own is not None else []
         seen[f"c{i}"] = count if own is None else own
         if how == "alias":
-            lines += [f"  - name: c{i}", "    image: app:1", "    resources: *r"]
+            lines += [f"- name: c{i}", "  image: app:1", "  resources: *r"]
         elif how == "alias-limits":
-            lines += [f"  - name: c{i}", "    image: app:1", "    resources:", "      limits: *r"]
+            lines += [f"- name: c{i}", "  image: app:1", "  resources:", "    limits: *r"]
         elif how == "merge-resources":
-            lines += [f"  - name: c{i}", "    image: app:1", "    resources:", "      <<: *r", *override]
+            lines += [f"- name: c{i}", "  image: app:1", "  resources:", "    <<: *r", *override]
         else:
-            lines += ["  - <<: *c0", f"    name: c{i}", *(["    resources:", *override] if override else [])]
-    return "\n".join(lines) + "\n", seen
+            lines += ["- <<: *c0", f"  name: c{i}", *(["  resources:", *override] if override else [])]
+    if 0 in MIGRATED[kind].jobs:
+        lines += ["restartPolicy: Never"]
+    # The kind's other pod specs ask for no device; the first one's text goes where its marker is.
+    others = [{"containers": [{"name": "other", "image": "other:1"}]} for _ in MIGRATED[kind].layouts[1:]]
+    skeleton = workload_object(kind, {"name": S("shared  # keep me")}, [{"@": "@"}, *others], "shared")
+    out = []
+    for line in to_yaml(skeleton, Style(indent=2, offset=0, newline="\n", quote_counts=False)).splitlines():
+        if line.strip() == "@: @":
+            pad = " " * (len(line) - len(line.lstrip()))
+            out += [pad + x for x in lines]
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n", seen
 
 
 def without_devices(obj: Any) -> Any:
@@ -976,13 +1141,14 @@ def test_shared_resources_keep_each_containers_own_devices(case: tuple[str, dict
     result = run(text.encode(), fix=True)
     assert result.rewritten is not None
     objects = [d for d in yaml.safe_load_all(result.rewritten) if d is not None]
-    (pod,) = [o for o in objects if o["kind"] == "Pod"]
+    (pod,) = [o for o in objects if o["kind"] != "ResourceClaimTemplate"]
     claims = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceClaimTemplate"}
     validate(pod)
     for t in claims.values():
         validate(t)
-    by_claim = {c["name"]: claims[c["resourceClaimTemplateName"]] for c in pod["spec"].get("resourceClaims") or []}
-    for c in pod["spec"]["containers"]:
+    spec = pod_specs_of(pod)[0][1]
+    by_claim = {c["name"]: claims[c["resourceClaimTemplateName"]] for c in spec.get("resourceClaims") or []}
+    for c in spec["containers"]:
         left = set((c.get("resources") or {}).get("limits") or {}) & set(CLASSES)
         assert not left, f"{c['name']} keeps a device-plugin request"
         want = {"gpu.nvidia.com": seen[c["name"]]} if seen[c["name"]] else {}
