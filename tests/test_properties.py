@@ -1,16 +1,22 @@
-"""Property tests of the one-file pipeline (in process): random workloads of every built-in kind with app
-containers, plain and sidecar init containers, random device counts written in every form Kubernetes accepts
-(octal, hex, binary, Go's capital base prefixes, underscores, quoted, floats, milli units, exponents, fractions
-rounded up), block and flow style (resources maps, or each container list on one line), indentation, end-of-line
-and own-line comments, line endings, multi-doc, JSON; and containers sharing resources through anchors and merge
-keys (some overriding the shared limits).
+"""Property tests of the one-file pipeline (in process): random workloads of every kind the rule packs migrate
+(tests/fuzz_kinds.py: the built-in kinds, Ray groups, Kubeflow jobs, JobSet, LeaderWorkerSet, runner sets, KServe,
+LLMInferenceService, Argo templates), several pod specs per object, with app containers, plain and sidecar init
+containers (an Argo template's main container and sidecars, a KServe model container), random device counts
+written in every form Kubernetes accepts (octal, hex, binary, Go's capital base prefixes, underscores, quoted,
+floats, milli units, exponents, fractions rounded up), device keys plain or quoted, block and flow style
+(resources maps, or each container list on one line), indentation, end-of-line and own-line comments, line
+endings, multi-doc, JSON; containers sharing resources through anchors and merge keys (some overriding the
+shared limits); counts Kubernetes refuses; kinds the packs only report.
 
-Properties: every request is reported on its own line; fix is idempotent; every emitted or rewritten object
-validates strictly for 1.34 and 1.36; device totals per pod and per device class are kept (app containers
-and sidecars add up, a plain init container reuses all but the sidecars started before it); each
-container still sees its devices; the plugin's toleration is explicit; documents the fix does not touch
-are byte-identical, and every field but the devices is kept; comments survive, an own-line comment above the line
-it was written for; a JSON manifest stays JSON.
+Properties: no internal error; every request is reported on its own line; fix is idempotent; every emitted or
+rewritten object validates strictly for 1.34 and 1.36; device totals per pod and per device class are kept (app
+containers and sidecars add up, a plain init container reuses all but the sidecars started before it); each
+container still sees its devices; the plugin's toleration is explicit; a Ray group's num-gpus is what KubeRay
+derived; documents the fix does not touch are byte-identical, and every field but the devices is kept; comments
+survive, an own-line comment above the line it was written for; a JSON manifest stays JSON; a pod with a count
+Kubernetes refuses is left whole; a reported kind is never rewritten; lint, diff and fix agree through the CLI.
+
+A bounded profile runs in CI; DRAMIGRATE_FUZZ=long a long random one (README.md, Development).
 """
 
 from __future__ import annotations
