@@ -1124,14 +1124,17 @@ def shared_pods(draw: st.DrawFn) -> tuple[str, dict[str, int]]:
     # The kind's other pod specs ask for no device; the first one's text goes where its marker is.
     others = [{"containers": [{"name": "other", "image": "other:1"}]} for _ in MIGRATED[kind].layouts[1:]]
     skeleton = workload_object(kind, {"name": S("shared  # keep me")}, [{"@": "@"}, *others], "shared")
+    indent = draw(st.sampled_from([2, 4]))
+    style = Style(indent=indent, offset=draw(st.sampled_from([0, 2, indent])), newline="\n", quote_counts=False)
     out = []
-    for line in to_yaml(skeleton, Style(indent=2, offset=0, newline="\n", quote_counts=False)).splitlines():
+    for line in to_yaml(skeleton, style).splitlines():
         if line.strip() == "@: @":
             pad = " " * (len(line) - len(line.lstrip()))
             out += [pad + x for x in lines]
         else:
             out.append(line)
-    return "\n".join(out) + "\n", seen
+    newline = draw(st.sampled_from(["\n", "\r\n"]))
+    return newline.join(out) + newline, seen
 
 
 def without_devices(obj: Any) -> Any:
@@ -1152,12 +1155,25 @@ def without_devices(obj: Any) -> Any:
     return out
 
 
+# Found by the fuzzer: a document indented by four whose containers are indented by two inside (a pasted
+# snippet), its limits shared through an anchor with a tagged count: the unshared `limits:` took the dump's column,
+# so the merge did not parse back and the whole dump, which cannot keep the tag, was refused as bad input.
+MIXED_INDENT_SHARED_TAGGED = (
+    "apiVersion: v1\nkind: Pod\nmetadata:\n    name: shared  # keep me\nspec:\n    containers:\n    - name: c0\n"
+    "      image: app:1  # keep me\n      resources:\n        limits: &r\n          nvidia.com/gpu: !!int 1\n"
+    "          memory: 1Gi\n    - name: c1\n      image: app:1\n      resources:\n        limits: *r\n"
+)
+
+
 @settings(COMMON, max_examples=15 * SCALE)
 @given(case=shared_pods())
+@example(case=(MIXED_INDENT_SHARED_TAGGED, {"c0": 1, "c1": 1}))
 def test_shared_resources_keep_each_containers_own_devices(case: tuple[str, dict[str, int]]) -> None:
     text, seen = case
     result = run(text.encode(), fix=True)
     assert result.rewritten is not None
+    if "\r\n" in text:
+        assert result.rewritten.count("\n") == result.rewritten.count("\r\n"), "mixed line endings after fix"
     objects = [d for d in yaml.safe_load_all(result.rewritten) if d is not None]
     (pod,) = [o for o in objects if o["kind"] != "ResourceClaimTemplate"]
     claims = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceClaimTemplate"}
