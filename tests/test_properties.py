@@ -37,7 +37,7 @@ import kubernetes_validate
 import pytest
 import yaml
 from fuzz_kinds import ARGO, MIGRATED, POD, REPORTED, Kind, fill, pod_specs, ray_params
-from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import HealthCheck, Phase, assume, example, given, settings
 from hypothesis import strategies as st
 
 from dramigrate.config import Settings
@@ -1052,6 +1052,8 @@ def cli(*args: str) -> tuple[int, bytes]:
 def test_lint_diff_and_fix_agree(case: Case, as_json: bool) -> None:
     """Through the CLI: lint exits 1 exactly when fix changes the file, `diff --check` likewise, diff's patch
     applied to the file gives what fix writes, and after fix lint and `diff --check` exit 0."""
+    # PyYAML (load_all) reads 0_8 as text where go-yaml reads the float 8: such a count does not go into JSON as it is
+    assume(not as_json or not re.search(r":\s*0_[89]", case.workload))
     with tempfile.TemporaryDirectory(prefix="dramigrate-agree-") as top:
         path = Path(top) / ("w.json" if as_json else "w.yaml")
         raw = (json.dumps(load_all(case.workload)[0], indent=2) + "\n").encode() if as_json else case.raw()
@@ -1165,9 +1167,54 @@ MIXED_INDENT_SHARED_TAGGED = (
 )
 
 
+# Found next by the long profile: a container anchored whole (`- &c0`, then `name:`) in a flush container list
+# inside a document whose other sequences are indented; the unshared container's `- name: c0` took the dump's column.
+FLUSH_ANCHORED_CONTAINER_TAGGED = (
+    "apiVersion: jobset.x-k8s.io/v1alpha2\n"
+    "kind: JobSet\n"
+    "metadata:\n"
+    "  name: shared  # keep me\n"
+    "spec:\n"
+    "  replicatedJobs:\n"
+    "    - name: leader\n"
+    "      replicas: 1\n"
+    "      template:\n"
+    "        spec:\n"
+    "          template:\n"
+    "            metadata:\n"
+    "              labels:\n"
+    "                app: shared\n"
+    "            spec:\n"
+    "              containers:\n"
+    "              - &c0\n"
+    "                name: c0\n"
+    "                image: app:1  # keep me\n"
+    "                resources: &r\n"
+    "                  limits:\n"
+    "                    nvidia.com/gpu: !!int 1\n"
+    "                    memory: 1Gi\n"
+    "              - <<: *c0\n"
+    "                name: c1\n"
+    "              restartPolicy: Never\n"
+    "    - name: workers\n"
+    "      replicas: 1\n"
+    "      template:\n"
+    "        spec:\n"
+    "          template:\n"
+    "            metadata:\n"
+    "              labels:\n"
+    "                app: shared\n"
+    "            spec:\n"
+    "              containers:\n"
+    "                - name: other\n"
+    "                  image: other:1\n"
+)
+
+
 @settings(COMMON, max_examples=15 * SCALE)
 @given(case=shared_pods())
 @example(case=(MIXED_INDENT_SHARED_TAGGED, {"c0": 1, "c1": 1}))
+@example(case=(FLUSH_ANCHORED_CONTAINER_TAGGED, {"c0": 1, "c1": 1}))
 def test_shared_resources_keep_each_containers_own_devices(case: tuple[str, dict[str, int]]) -> None:
     text, seen = case
     result = run(text.encode(), fix=True)
