@@ -921,6 +921,8 @@ def _shifts(o: list[str], b: list[str], a: list[str], to_original: dict[int, int
             for k in range(min(i2 - i1, j2 - j1)):
                 if _key(b[i1 + k]) is not None and _key(b[i1 + k]) == _key(a[j1 + k]):
                     baseline_of[j1 + k] = i1 + k
+            if j1 not in baseline_of and _indent(a[j1]) == _indent(b[i1]) and i1 in to_original:
+                baseline_of[j1] = i1  # a block written anew where one stood (`- &c0` and `name:` as `- name:`)
     shifts: list[int] = []
     for j, line in enumerate(a):
         bi = baseline_of.get(j)
