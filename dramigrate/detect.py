@@ -356,7 +356,7 @@ class Detector:
     ) -> PodAnalysis:
         pa = PodAnalysis(info, ref, kind, plugin_tolerations=self.settings.extended_resource_toleration)
         if ref.location.ray_start_params:
-            pa.ray_limits = self.ray_limits(ref.spec)
+            pa.ray_limits = self.ray_limits(doc, ref.spec)
             pa.ray_accelerators = frozenset(r.ray_resource for r in self.rules.resources if r.ray_resource)
         accepts = kind.accepts(info.annotations)
         pruned = self.crd_pruned(info, kind)
@@ -629,8 +629,9 @@ class Detector:
         selector = vf["selector"].replace("{resource}", res.replace("\\", "\\\\").replace("'", "\\'"))
         return ResourceMatch(rule, res, (*match.selectors, selector))
 
-    def ray_limits(self, spec: dict[str, Any]) -> list[RayLimit]:
-        """The limits of a Ray pod's Ray container (containers[0]), as KubeRay reads them (dramigrate/ray.py)."""
+    def ray_limits(self, doc: Document, spec: dict[str, Any]) -> list[RayLimit]:
+        """The limits of a Ray pod's Ray container (containers[0]), as KubeRay reads them (dramigrate/ray.py): each
+        count as the API server decoded it (KubeRay takes Quantity.Value(), the device count Kubernetes gives)."""
         listed = spec.get("containers")
         first = listed[0] if isinstance(listed, list) and listed else None
         resources = first.get("resources") if isinstance(first, dict) else None
@@ -642,10 +643,7 @@ class Detector:
                 continue
             match = self.rules.lookup(key)
             gpu = match.rule.ray_num_gpus if match else key.endswith("gpu")  # KubeRay's own test, for the rest
-            try:
-                number: float | None = float(str(value))
-            except ValueError:
-                number = None
+            number = device_count(value, plain_source(self.lines_of(doc), limits, key)).value
             out.append(RayLimit(key, number, gpu, match.rule.ray_resource if match else ""))
         return out
 

@@ -909,17 +909,24 @@ def _opcodes(blocks: Any, x: list[str], y: list[str]) -> list[tuple[str, int, in
 
 def _shifts(o: list[str], b: list[str], a: list[str], to_original: dict[int, int], opcodes: list[Any]) -> list[int]:
     """How far each line of the dump moves to sit like the original: an unchanged line by the difference to its
-    original line; a new line like the nearest line above it that is not deeper (its parent or sibling) and not
-    a comment."""
+    original line, and so a changed line that keeps its key (`limits: &r` written `limits:` once an anchor is
+    unshared), as the dump may indent that part of the document otherwise than the original; a new line like the
+    nearest line above it that is not deeper (its parent or sibling) and not a comment."""
     baseline_of: dict[int, int] = {}
-    for tag, i1, _, j1, j2 in opcodes:
+    for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
             for k in range(j2 - j1):
                 baseline_of[j1 + k] = i1 + k
+        elif tag == "replace":
+            for k in range(min(i2 - i1, j2 - j1)):
+                if _key(b[i1 + k]) is not None and _key(b[i1 + k]) == _key(a[j1 + k]):
+                    baseline_of[j1 + k] = i1 + k
+            if j1 not in baseline_of and _indent(a[j1]) == _indent(b[i1]) and i1 in to_original:
+                baseline_of[j1] = i1  # a block written anew where one stood (`- &c0` and `name:` as `- name:`)
     shifts: list[int] = []
     for j, line in enumerate(a):
         bi = baseline_of.get(j)
-        if bi is not None:
+        if bi is not None and (bi in to_original or _content(b[bi]) == _content(line)):
             shifts.append(_indent(o[to_original[bi]]) - _indent(b[bi]) if bi in to_original else 0)
             continue
         shift = 0

@@ -21,7 +21,7 @@ class RayLimit:
     """One key of the Ray container's original limits, as KubeRay reads it."""
 
     key: str
-    value: float | None  # None: not a number (KubeRay would fail on it; nothing is derived then)
+    value: int | None  # the count Kubernetes reads (Quantity.Value()); None: one it refuses (nothing is derived)
     gpu: bool  # KubeRay counts it toward num-gpus
     ray_resource: str  # the Ray resource KubeRay makes of it ("TPU"), or ""
 
