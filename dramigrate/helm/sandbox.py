@@ -151,7 +151,10 @@ def private_copy(root: Path, dest: Path) -> Path:
     replaced by copies of their targets, so the copy holds no link at all. Bounded like a packaged chart
     (MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, MAX_MEMBERS). What the chart's .helmignore leaves out (a `.git/` beside
     Chart.yaml) is neither copied nor held to those bounds, as Helm does not load it, but checked all the same:
-    dramigrate reads some of a chart's files from the folder itself (a FIFO there would hold the run)."""
+    dramigrate reads some of a chart's files from the folder itself (a FIFO there would hold the run). A `.git`
+    file or folder is always left out so: Helm would load a checkout's `.git/config`, which holds the CI token,
+    into `.Files` (a chart at the root of its repository), and a template could put it into a name or a count
+    that dramigrate's findings quote."""
     from dramigrate.helm.helmignore import helmignore
 
     refuse_outside_links(root, str(root))  # names each link with its target; the copy is checked again below
@@ -171,7 +174,7 @@ def private_copy(root: Path, dest: Path) -> Path:
         here = dest if rel == "." else dest / rel
         for name in sorted(dirs + files):
             path = os.path.normpath(os.path.join(rel, name))
-            kept = rel not in left_out and not ignored(path, name in dirs)
+            kept = name != ".git" and rel not in left_out and not ignored(path, name in dirs)
             budget[1] -= kept
             unseen -= not kept
             if budget[1] < 0:
