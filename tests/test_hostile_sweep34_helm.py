@@ -67,3 +67,91 @@ def test_a_vendored_chart_holding_a_clones_git_folder_never_shows_it(tmp_path: P
         json.loads(out)
     assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
     assert "dra" in (tree / "goodchart" / "values.yaml").read_text()
+
+
+def _peak_rss_mib(args: list[str], cwd: Path) -> tuple[int, str, str, int]:
+    """Run dramigrate with args; (exit code, stdout, stderr, the peak RSS of dramigrate's own process in MiB)."""
+    import os
+    import threading
+    import time
+
+    from conftest import dramigrate_executable
+
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    process = subprocess.Popen(
+        [dramigrate_executable(), *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    peak = [0]
+
+    def watch() -> None:
+        while process.poll() is None:
+            try:
+                status = Path(f"/proc/{process.pid}/status").read_text()
+            except OSError:
+                return
+            for line in status.splitlines():
+                if line.startswith("VmHWM:"):
+                    peak[0] = max(peak[0], int(line.split()[1]) >> 10)
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    out, err = process.communicate(timeout=120)
+    watcher.join()
+    return process.returncode, out.decode(), err.decode(), peak[0]
+
+
+def _header_bomb(kind: bytes, mib: int) -> bytes:
+    """A packed chart `sub/` of under half a MiB whose first tar header is a GNU long name or link, or a pax header,
+    announcing `mib` MiB of header text: a gzip stream of several members, each inflating one MiB."""
+    import gzip
+    import tarfile
+
+    def header(name: str, size: int, kind: bytes) -> bytes:
+        info = {"name": name, "mode": 0o644, "uid": 0, "gid": 0, "size": size, "mtime": 0, "type": kind}
+        info |= {"linkname": "", "uname": "", "gname": "", "devmajor": 0, "devminor": 0, "magic": tarfile.GNU_MAGIC}
+        return tarfile.TarInfo._create_header(info, tarfile.GNU_FORMAT, "utf-8", "surrogateescape")  # type: ignore[attr-defined]
+
+    chart = b"apiVersion: v2\nname: sub\nversion: 0.1.0\n"
+    tail = header("sub/Chart.yaml", len(chart), tarfile.REGTYPE) + chart.ljust(512, b"\0") + b"\0" * 1024
+    one_mib = gzip.compress(b"a" * (1 << 20), mtime=0)
+    return gzip.compress(header("././@LongLink", mib << 20, kind), mtime=0) + one_mib * mib + gzip.compress(tail)
+
+
+@pytest.mark.parametrize("kind", [b"L", b"K", b"x"], ids=["gnu-long-name", "gnu-long-link", "pax"])
+def test_a_packed_subchart_with_a_huge_tar_header_is_refused_without_reading_it(tmp_path: Path, kind: bytes) -> None:
+    """A 400 KB charts/sub-0.1.0.tgz whose first header announces 400 MiB of long name (or pax records) had
+    dramigrate's own process read the whole header into memory, in every archive it opens (the values check, the
+    schema check, ...): 1.3 GB of RSS for 600 KB, seconds per hundred MiB, 30 s for a pax one; Helm's reader (Go's
+    archive/tar) refuses such a header past 1 MiB, `header field too long`. Python's tarfile now does too."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    chart_with(tree, "goodchart", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
+    bad = chart_with(tree, "bad", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
+    (bad / "charts").mkdir()
+    (bad / "charts" / "sub-0.1.0.tgz").write_bytes(_header_bomb(kind, 400))
+    before = {p: p.read_bytes() for p in bad.rglob("*") if p.is_file()}
+
+    code, out, err, peak = _peak_rss_mib(["fix", ".", "--format", "json"], tree)
+
+    assert peak < 300, f"{peak} MiB"
+    assert code == 2 and "Traceback" not in err
+    assert [e["file"] for e in json.loads(out)["errors"]] == ["bad"]
+    assert {p: p.read_bytes() for p in bad.rglob("*") if p.is_file()} == before
+    assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
+    assert "dra" in (tree / "goodchart" / "values.yaml").read_text()
+
+
+def test_a_packed_chart_named_on_the_command_line_with_a_huge_tar_header_is_refused(tmp_path: Path) -> None:
+    """The same archive named as a chart (`dramigrate lint chart.tgz`): a 1.5 MB one grew dramigrate to 9 GB and
+    ran past two minutes."""
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    (tmp_path / "bad.tgz").write_bytes(_header_bomb(b"L", 400))
+
+    code, out, err, peak = _peak_rss_mib(["lint", "bad.tgz", "good.yaml", "--format", "json"], tmp_path)
+
+    assert peak < 300, f"{peak} MiB"
+    assert "Traceback" not in err
+    report = json.loads(out)
+    assert [f["file"] for f in report["findings"] if f["rule"] == "legacy-device-request"] == ["good.yaml"]

@@ -72,8 +72,10 @@ def is_chart(path: Path) -> bool:
     import tarfile
     import zlib
 
+    from dramigrate.helm.tararchive import open_packed
+
     try:
-        with tarfile.open(path, "r:gz") as archive:
+        with open_packed(path) as archive:
             # Helm reads `<top folder>/Chart.yaml`; `helm package` writes it first (a bomb is not read through).
             for count, member in enumerate(archive):
                 if member.name.split("/")[1:] == ["Chart.yaml"]:

@@ -549,9 +549,11 @@ def unpack_chart(archive: Path, dest: Path) -> None:
     import tarfile
     import zlib
 
+    from dramigrate.helm.tararchive import open_packed
+
     _PRIVATE.add(os.path.realpath(dest))
     try:
-        with tarfile.open(archive, "r:gz") as tar:
+        with open_packed(archive) as tar:
             for member in _checked_members(tar):
                 try:
                     _unpack_member(tar, member, dest / member.name)
@@ -653,10 +655,11 @@ def _check_archive_values(data: bytes, shown: str, inside: str, depth: int) -> N
     import tarfile
     import zlib
 
+    from dramigrate.helm.tararchive import open_packed
     from dramigrate.limits import check_values_text
 
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        with open_packed(fileobj=io.BytesIO(data)) as tar:
             total = 0
             for count, member in enumerate(tar, start=1):
                 total += member.size
