@@ -155,3 +155,34 @@ def test_a_packed_chart_named_on_the_command_line_with_a_huge_tar_header_is_refu
     assert "Traceback" not in err
     report = json.loads(out)
     assert [f["file"] for f in report["findings"] if f["rule"] == "legacy-device-request"] == ["good.yaml"]
+
+
+def test_a_chart_rendering_thousands_of_device_requests_under_the_document_limit_is_refused_at_once(
+    tmp_path: Path,
+) -> None:
+    """A `range until 4000` of GPU pods, under the 5,000-document limit: each device request is migrated in every
+    render of the proof (tens of milliseconds each), so diff ran 200 s and lint 18 s before saying anything, where a
+    `range` of as many ConfigMaps takes seconds. Such a chart is refused at its first render, named, and the good
+    chart and manifest beside it are still migrated."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    chart_with(tree, "goodchart", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
+    loop = (
+        "{{- range $i := until 4000 }}\n---\n"
+        + GPU_POD_TEMPLATE.replace("-pod", "-pod{{ $i }}")
+        .replace(".Values", "$.Values")
+        .replace(".Release", "$.Release")
+        + "{{- end }}\n"
+    )
+    chart_with(tree, "bad", {"values.yaml": "gpus: 1\n", "templates/pods.yaml": loop})
+
+    for command in ("lint", "diff", "fix"):
+        code, out, err = run_dramigrate([command, ".", "--format", "json"], cwd=tree, timeout=60)
+        report = json.loads(out)
+        assert code == 2, err
+        [error] = report["errors"]
+        assert error["file"] == "bad" and error["rule"] == "chart-render-limit", error
+    assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
+    assert "dra" in (tree / "goodchart" / "values.yaml").read_text()
+    assert "dra" not in (tree / "bad" / "values.yaml").read_text()

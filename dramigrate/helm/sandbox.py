@@ -47,6 +47,10 @@ DEFAULT_MEMORY_MB = 2048  # address space of the render process; DRAMIGRATE_HELM
 # hundred; each document is parsed in every render of a proof (about 66 of them), so tens of thousands of them
 # (a `range until` in a template) ran for minutes.
 DEFAULT_MAX_DOCUMENTS = 5_000
+# Documents of one render that name a device to migrate; DRAMIGRATE_HELM_MAX_DEVICE_DOCUMENTS overrides. Each is
+# migrated in every render of a proof, tens of milliseconds where a document naming none takes well under one: a
+# `range until 4000` of GPU pods, under the document limit, held diff for 200 s. Public charts render a few dozen.
+DEFAULT_MAX_DEVICE_DOCUMENTS = 500
 
 
 class ChartRefused(Exception):
@@ -86,6 +90,16 @@ def check_render_size(documents: int, size: int) -> None:
         )
     if size > MAX_FILE_BYTES:
         raise RenderLimit(f"the chart renders more than {MAX_FILE_BYTES >> 20} MiB of manifests: a huge loop?")
+
+
+def check_device_documents(documents: int) -> None:
+    """Refuse a render with more documents naming a device than the limit, before they are migrated."""
+    limit = int(env_number("DRAMIGRATE_HELM_MAX_DEVICE_DOCUMENTS", DEFAULT_MAX_DEVICE_DOCUMENTS))
+    if documents > limit:
+        raise RenderLimit(
+            f"the chart renders more than {limit:,} documents that ask for devices (the limit; set "
+            "DRAMIGRATE_HELM_MAX_DEVICE_DOCUMENTS to change it): a huge loop?"
+        )
 
 
 # --- links ---------------------------------------------------------------------------------------------------
