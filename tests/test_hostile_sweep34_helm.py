@@ -186,3 +186,46 @@ def test_a_chart_rendering_thousands_of_device_requests_under_the_document_limit
     assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
     assert "dra" in (tree / "goodchart" / "values.yaml").read_text()
     assert "dra" not in (tree / "bad" / "values.yaml").read_text()
+
+
+# `helm template` as it prints a chart whose templates hold no template expression: each template under its own
+# `# Source:` comment, its text as it is
+PRINTS_TEMPLATES = """#!{python}
+import pathlib, sys
+chart = pathlib.Path(sys.argv[3])
+for path in sorted((chart / "templates").glob("*.yaml")):
+    sys.stdout.write(f"---\\n# Source: {{chart.name}}/templates/{{path.name}}\\n{{path.read_text()}}")
+"""
+
+
+@pytest.mark.parametrize("target", ["../../../fifo.yaml", "../../../outside.yaml"])
+def test_a_source_comment_a_template_writes_never_leads_dramigrate_out_of_the_chart(
+    tmp_path: Path, target: str
+) -> None:
+    """With --helm-binary the render is read back by its `# Source:` comments, and a template may write such a line
+    itself: `# Source: bad/templates/../../../fifo.yaml` made dramigrate open a file outside the chart to place its
+    findings, and name it as their file (`bad/templates/../../../outside.yaml:11:9`). A FIFO there held lint for
+    ever; /dev/zero grew it to 12 GB. Helm never
+    names a template with `..`: such a line is the text of the template that wrote it, and the device request
+    after it that template's."""
+    import os
+    import sys
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    os.mkfifo(tmp_path / "fifo.yaml")
+    (tmp_path / "outside.yaml").write_text(ONE_GPU_POD.format(name="outside"))
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    pods = f"{ONE_GPU_POD.format(name='bad')}---\n# Source: bad/templates/{target}\n{ONE_GPU_POD.format(name='after')}"
+    chart_with(tree, "bad", {"templates/pod.yaml": pods})
+    helm = tmp_path / "helm"
+    helm.write_text(PRINTS_TEMPLATES.format(python=sys.executable))
+    helm.chmod(0o755)
+
+    code, out, err = run_dramigrate(["lint", ".", "--helm-binary", helm, "--format", "json"], cwd=tree, timeout=60)
+
+    report = json.loads(out)
+    assert "Traceback" not in err
+    requests = [(f["file"], f["line"]) for f in report["findings"] if f["rule"] == "legacy-device-request"]
+    assert requests == [("bad/templates/pod.yaml", 11), ("bad/templates/pod.yaml", 24), ("good.yaml", 11)], requests
+    assert ".." not in out
