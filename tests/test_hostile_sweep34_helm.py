@@ -229,3 +229,24 @@ def test_a_source_comment_a_template_writes_never_leads_dramigrate_out_of_the_ch
     requests = [(f["file"], f["line"]) for f in report["findings"] if f["rule"] == "legacy-device-request"]
     assert requests == [("bad/templates/pod.yaml", 11), ("bad/templates/pod.yaml", 24), ("good.yaml", 11)], requests
     assert ".." not in out
+
+
+def test_a_chart_file_hard_linked_to_its_git_config_is_refused(tmp_path: Path) -> None:
+    """With .git left out of what Helm reads, a chart file hard-linked to .git/config still carried the token to
+    `.Files.Get`: the copy counted the link's other name inside .git as a name inside the chart. A file hard-linked
+    to one Helm does not read is a file linked outside the chart, refused by name."""
+    import os
+
+    template = ONE_GPU_POD.format(name="p").replace(
+        "nvidia.com/gpu: 1", 'nvidia.com/gpu: {{ regexFind "basic [A-Za-z0-9=]+" (.Files.Get "files/cfg") | quote }}'
+    )
+    chart = chart_with(tmp_path, "repo", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": template})
+    _git_with_token(chart)
+    (chart / "files").mkdir()
+    os.link(chart / ".git" / "config", chart / "files" / "cfg")
+
+    code, out, err = run_dramigrate(["lint", ".", "--format", "json"], cwd=chart)
+
+    assert TOKEN.lower() not in (out + err).lower()
+    [error] = json.loads(out)["errors"]
+    assert "files/cfg (hard-linked to a file outside the chart)" in error["message"]

@@ -218,7 +218,7 @@ def private_copy(root: Path, dest: Path) -> Path:
             elif stat.S_ISREG(st.st_mode):
                 if fst is None:
                     special.append(path)
-                elif fst.st_nlink > 1:
+                elif fst.st_nlink > 1 and kept:  # a name Helm does not read (.git/config) is outside the chart
                     inodes.setdefault((fst.st_dev, fst.st_ino), (fst.st_nlink, []))[1].append(path)
             else:
                 special.append(path)
