@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from dramigrate.helm.renderpool import _ACTION, Render, _calls, manifest_stream, may_matter, run_cache
+from dramigrate.helm.tararchive import open_packed
 
 if TYPE_CHECKING:
     from dramigrate.config import Settings
@@ -399,7 +400,7 @@ def _with_member(data: bytes, name: str, content: bytes) -> bytes:
     """A packed chart with one more file."""
     out = io.BytesIO()
     with (
-        tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as source,
+        open_packed(fileobj=io.BytesIO(data)) as source,
         tarfile.open(fileobj=out, mode="w:gz", compresslevel=1) as target,
     ):
         for member in source:

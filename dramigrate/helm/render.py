@@ -72,8 +72,10 @@ def is_chart(path: Path) -> bool:
     import tarfile
     import zlib
 
+    from dramigrate.helm.tararchive import open_packed
+
     try:
-        with tarfile.open(path, "r:gz") as archive:
+        with open_packed(path) as archive:
             # Helm reads `<top folder>/Chart.yaml`; `helm package` writes it first (a bomb is not read through).
             for count, member in enumerate(archive):
                 if member.name.split("/")[1:] == ["Chart.yaml"]:
@@ -121,13 +123,21 @@ def unsafe_template_name(name: str) -> str:
 
 
 def split_template_output(text: str) -> list[RenderedManifest]:
-    """Split the output of `helm template` on its `# Source:` comments; empty manifests are dropped."""
+    """Split the output of `helm template` on its `# Source:` comments; empty manifests are dropped. A template may
+    print such a comment itself: one naming a path Helm never gives a template (absolute, or with a `..`, `.` or
+    empty segment) is not Helm's: the document after it is the previous template's, as the embedded engine gives
+    it, never a file dramigrate opens to place its findings (a FIFO or /dev/zero outside the chart held lint for
+    ever)."""
     parts = _SOURCE_HEADER.split(text)
-    return [
-        RenderedManifest(source.strip(), body.strip() + "\n")
-        for source, body in zip(parts[1::2], parts[2::2], strict=True)
-        if body.strip()
-    ]
+    out: list[RenderedManifest] = []
+    path = ""
+    for source, body in zip(parts[1::2], parts[2::2], strict=True):
+        named = source.strip()
+        if not path or not (named.startswith("/") or {"", ".", ".."} & set(named.split("/"))):
+            path = named
+        if body.strip():
+            out.append(RenderedManifest(path, body.strip() + "\n"))
+    return out
 
 
 # --- rendering ---------------------------------------------------------------------------------------

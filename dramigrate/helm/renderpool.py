@@ -536,6 +536,19 @@ def manifest_stream(manifests: list[Any]) -> str:
     return "".join(f"---\n# Source: {m.source}\n{m.text}" for m in manifests)
 
 
+_DEVICE_NAME = re.compile(r"[\w.-]+\.[a-z]+/[\w.-]+")
+_DOCUMENT_START = re.compile(r"^---", re.MULTILINE)
+
+
+def device_documents(stream: str, rules: RuleSet) -> int:
+    """How many documents of a rendered stream name a device resource the rule packs know (a document that only
+    mentions one in text counts too: a bound, not a finding)."""
+    names = [n for n in set(_DEVICE_NAME.findall(stream)) if rules.is_device_candidate(n) and rules.lookup(n)]
+    if not names:
+        return 0
+    return sum(1 for document in _DOCUMENT_START.split(stream) if any(n in document for n in names))
+
+
 def run_core(
     stream: str, name: str, rules: RuleSet, settings: Settings, target: Target, fix: bool, objects: bool = False
 ) -> Any:
@@ -550,7 +563,9 @@ def run_core(
     if cache is not None and key in cache:
         return copy.deepcopy(cache[key][0])
     from dramigrate.helm.perdocument import by_document
+    from dramigrate.helm.sandbox import check_device_documents
 
+    check_device_documents(device_documents(stream, rules))
     result = by_document(stream, name, rules, settings, target, fix) if objects and cache is not None else None
     if result is None:
         job = Job(name, stream.encode("utf-8"), fix, suppressions=False, helm_render=True, comments=not objects)

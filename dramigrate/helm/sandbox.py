@@ -47,6 +47,10 @@ DEFAULT_MEMORY_MB = 2048  # address space of the render process; DRAMIGRATE_HELM
 # hundred; each document is parsed in every render of a proof (about 66 of them), so tens of thousands of them
 # (a `range until` in a template) ran for minutes.
 DEFAULT_MAX_DOCUMENTS = 5_000
+# Documents of one render that name a device to migrate; DRAMIGRATE_HELM_MAX_DEVICE_DOCUMENTS overrides. Each is
+# migrated in every render of a proof, tens of milliseconds where a document naming none takes well under one: a
+# `range until 4000` of GPU pods, under the document limit, held diff for 200 s. Public charts render a few dozen.
+DEFAULT_MAX_DEVICE_DOCUMENTS = 500
 
 
 class ChartRefused(Exception):
@@ -86,6 +90,16 @@ def check_render_size(documents: int, size: int) -> None:
         )
     if size > MAX_FILE_BYTES:
         raise RenderLimit(f"the chart renders more than {MAX_FILE_BYTES >> 20} MiB of manifests: a huge loop?")
+
+
+def check_device_documents(documents: int) -> None:
+    """Refuse a render with more documents naming a device than the limit, before they are migrated."""
+    limit = int(env_number("DRAMIGRATE_HELM_MAX_DEVICE_DOCUMENTS", DEFAULT_MAX_DEVICE_DOCUMENTS))
+    if documents > limit:
+        raise RenderLimit(
+            f"the chart renders more than {limit:,} documents that ask for devices (the limit; set "
+            "DRAMIGRATE_HELM_MAX_DEVICE_DOCUMENTS to change it): a huge loop?"
+        )
 
 
 # --- links ---------------------------------------------------------------------------------------------------
@@ -151,7 +165,10 @@ def private_copy(root: Path, dest: Path) -> Path:
     replaced by copies of their targets, so the copy holds no link at all. Bounded like a packaged chart
     (MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, MAX_MEMBERS). What the chart's .helmignore leaves out (a `.git/` beside
     Chart.yaml) is neither copied nor held to those bounds, as Helm does not load it, but checked all the same:
-    dramigrate reads some of a chart's files from the folder itself (a FIFO there would hold the run)."""
+    dramigrate reads some of a chart's files from the folder itself (a FIFO there would hold the run). A `.git`
+    file or folder is always left out so: Helm would load a checkout's `.git/config`, which holds the CI token,
+    into `.Files` (a chart at the root of its repository), and a template could put it into a name or a count
+    that dramigrate's findings quote."""
     from dramigrate.helm.helmignore import helmignore
 
     refuse_outside_links(root, str(root))  # names each link with its target; the copy is checked again below
@@ -171,7 +188,7 @@ def private_copy(root: Path, dest: Path) -> Path:
         here = dest if rel == "." else dest / rel
         for name in sorted(dirs + files):
             path = os.path.normpath(os.path.join(rel, name))
-            kept = rel not in left_out and not ignored(path, name in dirs)
+            kept = name != ".git" and rel not in left_out and not ignored(path, name in dirs)
             budget[1] -= kept
             unseen -= not kept
             if budget[1] < 0:
@@ -201,7 +218,7 @@ def private_copy(root: Path, dest: Path) -> Path:
             elif stat.S_ISREG(st.st_mode):
                 if fst is None:
                     special.append(path)
-                elif fst.st_nlink > 1:
+                elif fst.st_nlink > 1 and kept:  # a name Helm does not read (.git/config) is outside the chart
                     inodes.setdefault((fst.st_dev, fst.st_ino), (fst.st_nlink, []))[1].append(path)
             else:
                 special.append(path)
@@ -546,9 +563,11 @@ def unpack_chart(archive: Path, dest: Path) -> None:
     import tarfile
     import zlib
 
+    from dramigrate.helm.tararchive import open_packed
+
     _PRIVATE.add(os.path.realpath(dest))
     try:
-        with tarfile.open(archive, "r:gz") as tar:
+        with open_packed(archive) as tar:
             for member in _checked_members(tar):
                 try:
                     _unpack_member(tar, member, dest / member.name)
@@ -650,10 +669,11 @@ def _check_archive_values(data: bytes, shown: str, inside: str, depth: int) -> N
     import tarfile
     import zlib
 
+    from dramigrate.helm.tararchive import open_packed
     from dramigrate.limits import check_values_text
 
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        with open_packed(fileobj=io.BytesIO(data)) as tar:
             total = 0
             for count, member in enumerate(tar, start=1):
                 total += member.size

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlparse
 
+from dramigrate.helm.tararchive import open_packed
 from dramigrate.memo import remember
 
 _REMOTE = ("https://", "http://")
@@ -154,7 +155,7 @@ def _packed_without_refs(data: bytes, depth: int) -> bytes | None:
     changed = False
     total = 0
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        with open_packed(fileobj=io.BytesIO(data)) as tar:
             for count, member in enumerate(tar, start=1):
                 total += member.size
                 if count > MAX_MEMBERS or total > MAX_ARCHIVE_BYTES or member.size > MAX_MEMBER_BYTES:

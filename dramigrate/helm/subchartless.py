@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from dramigrate.helm.renderpool import Render, cached_render, manifest_stream, may_matter, render_all, run_cache
+from dramigrate.helm.tararchive import open_packed
 
 if TYPE_CHECKING:
     from dramigrate.helm.outcome import ChartOptions, Workdir
@@ -237,7 +238,7 @@ def pruned_archive(data: bytes, depth: int) -> tuple[bytes, str, int]:
     name = ""
     removed = 0
     with (
-        tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as source,
+        open_packed(fileobj=io.BytesIO(data)) as source,
         tarfile.open(fileobj=out, mode="w:gz", compresslevel=1) as target,
     ):
         for member in source:

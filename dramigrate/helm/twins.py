@@ -25,6 +25,7 @@ import yaml
 
 from dramigrate.helm.helmignore import helmignore
 from dramigrate.helm.rewrite import Change
+from dramigrate.helm.tararchive import open_packed
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def archive_members(data: bytes) -> dict[str, bytes]:
     from dramigrate.helm.sandbox import _checked_members
 
     out: dict[str, bytes] = {}
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+    with open_packed(fileobj=io.BytesIO(data)) as tar:
         for member in _checked_members(tar):
             source = tar.extractfile(member) if member.isfile() else None
             if source is not None:
@@ -165,7 +166,7 @@ def repacked(root: Path, twin: Twin, changes: list[Change]) -> bytes | None:
 
     original = (root / twin.archive).read_bytes()
     out = io.BytesIO()
-    with tarfile.open(fileobj=io.BytesIO(original), mode="r:gz") as tar, io.BytesIO() as raw:
+    with open_packed(fileobj=io.BytesIO(original)) as tar, io.BytesIO() as raw:
         with tarfile.open(fileobj=raw, mode="w", format=tar.format) as new:
             seen = set()
             last = None
