@@ -19,17 +19,16 @@ from dramigrate.limits import (
     repeated_key,
 )
 from dramigrate.longints import guard_pyyaml, long_int_at
-from dramigrate.mergeorder import guard_pyyaml_merges, guard_ruamel_merges
+from dramigrate.mergeorder import guard_pyyaml_merges
 from dramigrate.quantity import QuantityError, parse_quantity
 from dramigrate.tagfit import guard_pyyaml_tags
 
 # every command and worker imports this module before it reads a file: from here on, PyYAML's loaders refuse an
-# integer too long for Python to convert at its line (longints), and merge keys as YAML and Kubernetes merge them,
-# without comparing whole the mappings that merge one (mergeorder)
+# integer too long for Python to convert at its line (longints), and merge keys as YAML and Kubernetes merge them
+# (mergeorder; ruamel's round-trip constructors, which lint of a clean tree never loads, guard themselves in longints)
 guard_pyyaml()
 guard_pyyaml_tags()
 guard_pyyaml_merges()
-guard_ruamel_merges()
 
 CONFIG_NAMES = (".dramigrate.yaml", ".dramigrate.yml")
 SHARING_MODES = ("none", "time-slicing", "mps", "mig-single")

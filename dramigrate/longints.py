@@ -10,8 +10,8 @@ import sys
 from functools import cache
 from typing import Any
 
+from dramigrate.mergeorder import guard_ruamel_merges, replaced_by_merge
 from dramigrate.mergeorder import message as merge_message
-from dramigrate.mergeorder import replaced_by_merge
 from dramigrate.writtenbinary import BINARY_TAG, construct_written_binary
 
 INT_TAG = "tag:yaml.org,2002:int"
@@ -94,6 +94,8 @@ def round_trip_constructor() -> type:
     """ruamel's round-trip constructor refusing such an integer with a ConstructorError at its node."""
     from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
 
+    guard_ruamel_merges()  # here, not at start-up: importing ruamel cost lint of one clean file 27 ms
+
     class Constructor(RoundTripConstructor):  # type: ignore[misc]
         def flatten_mapping(self, node: Any) -> Any:
             if (key := replaced_by_merge(node)) is not None:  # before ruamel takes the merge keys out of the node
@@ -110,6 +112,8 @@ def lenient_round_trip_constructor() -> type:
     """ruamel's round-trip constructor reading such an integer as its text: for a file read only for the lines of
     its keys (a values file Helm reads), where one unused long number lost the position of every key."""
     from ruamel.yaml.constructor import RoundTripConstructor
+
+    guard_ruamel_merges()
 
     class Constructor(RoundTripConstructor):  # type: ignore[misc]
         pass
