@@ -16,7 +16,7 @@ from dramigrate.quantity import Count, device_count, plain_source
 from dramigrate.ray import RayLimit
 from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind, resource_name_problem, shown_origin
 from dramigrate.selectors import Selection, select
-from dramigrate.suppress import RULE_LIST, Suppressions, is_comment, rules_named
+from dramigrate.suppress import RULE_LIST, Suppressions, rules_named
 from dramigrate.triage import KUBESPAWNER_KEYS
 from dramigrate.versions import Target
 from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_metadata, pod_specs
@@ -155,8 +155,7 @@ class Detector:
                 m = _IGNORE_COMMENT.search(lines[idx])  # a comment's, not a string's (an argument Kubernetes passes)
                 if (
                     m
-                    and is_comment(lines[idx], m.start())
-                    and not self.suppressions.in_text(n, m.start())
+                    and self.suppressions.is_directive(lines[idx], n, m.start())
                     and (not m.group(1) or rule in rules_named(m.group(1)))
                 ):
                     why = f"the `# dramigrate: ignore` comment on line {n}"

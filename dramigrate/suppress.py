@@ -37,9 +37,10 @@ class Suppressions:
     # `# dramigrate:` there is a string's text (a ConfigMap's script), no comment
     texts: list[tuple[tuple[int, int], tuple[int, int]]] = field(default_factory=list)
 
-    def in_text(self, line: int, column: int) -> bool:
-        """Whether the `#` at line (1-based), column (0-based) lies in the text of a scalar that spans lines."""
-        return any(first <= (line, column) < last for first, last in self.texts)
+    def is_directive(self, text: str, line: int, at: int) -> bool:
+        """Whether the `#` at column `at` (0-based) of line number `line` (1-based), whose text is `text`, starts a
+        comment (a `# dramigrate:` inside a string or the text of a scalar that spans lines is the string's)."""
+        return _is_comment(text, at) and not any(first <= (line, at) < last for first, last in self.texts)
 
     def covers(self, line: int, rule: str) -> bool:
         return bool(self.reason(line, rule))
@@ -71,7 +72,7 @@ def parse(text: str) -> Suppressions:
     for number in candidates:
         line = lines[number - 1]
         m = _DIRECTIVE.search(line)
-        if m is None or not is_comment(line, m.start()) or out.in_text(number, m.start()):
+        if m is None or not out.is_directive(line, number, m.start()):
             continue
         verb, names = m.group(1), rules_named(m.group(2)) or [ALL]
         if verb == "disable-file":
@@ -120,7 +121,7 @@ def rules_named(text: str | None) -> list[str]:
     return [n.strip() for n in (text or "").split(",") if n.strip()]
 
 
-def is_comment(line: str, at: int) -> bool:
+def _is_comment(line: str, at: int) -> bool:
     """The `#` at `at` starts a comment: at the line's start or after whitespace, and not inside a quoted string."""
     before = line[:at]
     if before and not before[-1].isspace():
