@@ -185,15 +185,19 @@ def written_keys_fields(k: Kustomization) -> list[tuple[Path, DeviceField]]:
     for name in entries if isinstance(entries, list) else []:
         conf = k.dir / str(name)
         try:
-            data = yaml.safe_load(read_regular(str(conf)).decode("utf-8")) if conf.resolve().parent == k.dir else None
+            text = read_regular(str(conf)).decode("utf-8") if conf.resolve().parent == k.dir else ""
+            data = yaml.safe_load(text)
         except (OSError, ValueError, yaml.YAMLError, InputError):
             continue  # a configuration kustomize cannot read fails its build, found by fix's proof
+        lines = text.splitlines()
         for key, specs in data.items() if isinstance(data, dict) else ():
             for spec in specs if isinstance(specs, list) else []:
                 nested = spec.get("fieldSpecs") if isinstance(spec, dict) else None  # nameReference, varReference
                 for one in [spec, *(nested if isinstance(nested, list) else [])]:
                     if _into_resources(one):
-                        out.append((conf, DeviceField(str(one["path"]), _line_of(conf, str(one["path"])), str(key))))
+                        path = str(one["path"])
+                        line = next((i for i, at in enumerate(lines, start=1) if path in at), 1)
+                        out.append((conf, DeviceField(path, line, str(key))))
     return out
 
 
@@ -202,14 +206,6 @@ def _into_resources(spec: Any) -> bool:
     path = spec.get("path") if isinstance(spec, dict) else None
     segments = [s.removesuffix("[]") for s in str(path).split("/")] if isinstance(path, str) else []
     return bool(segments) and (segments[-1] == "resources" or any(s in SECTIONS for s in segments))
-
-
-def _line_of(file: Path, text: str) -> int:
-    try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except (OSError, ValueError):
-        return 1
-    return next((i for i, line in enumerate(lines, start=1) if text in line), 1)
 
 
 def field_path_segments(path: str) -> list[str]:
