@@ -107,7 +107,7 @@ def test_a_chart_is_checked_for_a_private_copy_while_another_render_thread_makes
     from dramigrate.helm import sandbox
 
     known = [f"/nonexistent/hostile7f-known-{i}" for i in range(20000)]  # a long set: each question reads it a while
-    added = [f"/nonexistent/hostile7f-{i}" for i in range(2000)]
+    added = [f"/nonexistent/hostile7f-{i}" for i in range(500)]
     errors: list[BaseException] = []
     sandbox._PRIVATE.update(known)
 
