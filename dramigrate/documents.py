@@ -447,7 +447,8 @@ def parse_document(path: str, doc: Document) -> Any:
 def _refuse_tagged_keys(path: str, doc: Document, shift: int) -> None:
     """Refuse a mapping key written with an explicit tag (`!!str limits:`): the API server reads it as the plain
     key, but ruamel keeps it as a TaggedScalar that no look-up by name finds, so a device request under it went
-    unseen (a gate passed a pod asking for a GPU). No manifest needs one; the tag is named at its line."""
+    unseen (a gate passed a pod asking for a GPU). No manifest needs one; the tag is named at its line. The same for
+    a `!!binary` key, which ruamel reads as bytes and the API server as its decoded text."""
     stack = [doc.data]
     while stack:
         node = stack.pop()
@@ -462,6 +463,16 @@ def _refuse_tagged_keys(path: str, doc: Document, shift: int) -> None:
                     raise InputError(
                         f"the key {key.value!r} is written with the tag {said}, which the API server {reads} and "
                         "dramigrate does not read through; not processed: write the key without its tag",
+                        path,
+                        doc.start_line + max(line - shift, 0),
+                        column + 1,
+                    )
+                if isinstance(key, bytes):  # `!!binary bGltaXRz:`, which go-yaml decodes to the key `limits`
+                    line, column = node.lc.key(key) if hasattr(node, "lc") else (shift, -1)
+                    text = key.decode("utf-8", "replace")
+                    raise InputError(
+                        f"the key {text!r} is written as !!binary, which the API server reads as the plain key and "
+                        "dramigrate does not read through; not processed: write the key as text",
                         path,
                         doc.start_line + max(line - shift, 0),
                         column + 1,

@@ -27,7 +27,16 @@ from typing import TYPE_CHECKING
 from dramigrate.findings import InputError
 from dramigrate.limits import read_regular
 from dramigrate.rules import RuleSet
-from dramigrate.triage import _ALWAYS, _NAME_ESCAPE, _literals, has_word, literal_words, spelled_by_escape
+from dramigrate.triage import (
+    _ALWAYS,
+    _BINARY_TAG,
+    _NAME_ESCAPE,
+    _literals,
+    has_word,
+    literal_words,
+    spelled_by_escape,
+    spelled_by_tag,
+)
 
 if TYPE_CHECKING:
     from dramigrate.ahead import Ahead
@@ -88,13 +97,17 @@ def words(rules: RuleSet) -> list[bytes]:
 ESCAPES = (b"\\x", b"\\u", b"\\U", b"\\/")
 _CONTINUED = b"|\\\\$|\\\\\r$"
 assert _NAME_ESCAPE.pattern == rb"\\(?:[xuU/]|\r?\n)", "prefilter.ESCAPES must say what triage._NAME_ESCAPE says"
+# triage._BINARY_TAG as an extended regex (grep -o prints what it matched: a word, the file is a candidate)
+_BINARY = b"|!([^[:space:]!]*!)?[^[:space:]!]*(binary|%)|%TAG"
+assert _BINARY_TAG.pattern == rb"!(?:[^\s!]*!)?[^\s!]*(?:binary|%)|%TAG", "prefilter._BINARY must say what it says"
 
 
 def word_pass(rules: RuleSet, needles: Sequence[bytes]) -> bytes:
     """The first pass's pattern, one extended regex for `grep -E -f -` (read from stdin: a NUL byte cannot be passed
-    as an argument): the words, the needles, the section keys, POINTER and NUL as literal texts, and a backslash that
-    ends its line."""
-    return alternation(dict.fromkeys([*words(rules), *needles, *SECTION_KEYS, POINTER, NUL]))[:-1] + _CONTINUED + b"\n"
+    as an argument): the words, the needles, the section keys, POINTER and NUL as literal texts, a backslash that
+    ends its line, and a tag that may be `!!binary`."""
+    texts = alternation(dict.fromkeys([*words(rules), *needles, *SECTION_KEYS, POINTER, NUL]))
+    return texts[:-1] + _CONTINUED + _BINARY + b"\n"
 
 
 _ERE_SPECIAL = re.compile(rb"[][.\\*+?{}()|^$]")
@@ -290,7 +303,12 @@ class Grep:
             raw = read_regular(name)
         except (OSError, InputError):
             return True  # Python decides it, and says why it cannot be read
-        return _ALWAYS.search(raw) is not None or has_word(raw, self.rules) or spelled_by_escape(raw)
+        return (
+            _ALWAYS.search(raw) is not None
+            or has_word(raw, self.rules)
+            or spelled_by_escape(raw)
+            or spelled_by_tag(raw)
+        )
 
     def result(self) -> Found:
         try:

@@ -37,6 +37,11 @@ _LOOKAHEAD = 40
 # (`"nvidia.com\x2Fgpu"`, `\u002f`, JSON's `\/`), and a backslash before a line break joins two lines: the API
 # server reads the name decoded while the bytes hold no device word. Such bytes go to the parse, which decodes them.
 _NAME_ESCAPE = re.compile(rb"\\(?:[xuU/]|\r?\n)")
+# A tag that may be `!!binary` (as written, verbatim `!<tag:yaml.org,2002:binary>`, with a %-escape in it, or a
+# handle a `%TAG` directive names): go-yaml decodes such a scalar to its text, so a key `!!binary bGltaXRz` is
+# `limits` for the API server while the bytes hold no device word. Such bytes go to the parse, which refuses it.
+_BINARY = "tag:yaml.org,2002:binary"
+_BINARY_TAG = re.compile(rb"!(?:[^\s!]*!)?[^\s!]*(?:binary|%)|%TAG")
 
 
 _compiled: dict[int, tuple[RuleSet, re.Pattern[bytes]]] = {}
@@ -100,7 +105,7 @@ assert _ALWAYS.pattern == rb"resourceClaims|claims\s*:|ResourceQuota|LimitRange|
 def may_matter(raw: bytes, rules: RuleSet) -> bool:
     """From the bytes alone: can this file hold a device request, a claim or a device quota? The device words first:
     almost every file that gets here (grep let it through) holds one."""
-    if has_word(raw, rules) or spelled_by_escape(raw):
+    if has_word(raw, rules) or spelled_by_escape(raw) or spelled_by_tag(raw):
         return True
     if any(w in raw for w in _ALWAYS_WORDS) and _ALWAYS.search(raw) is not None:
         return True
@@ -110,6 +115,11 @@ def may_matter(raw: bytes, rules: RuleSet) -> bool:
 def spelled_by_escape(raw: bytes) -> bool:
     """The bytes hold an escape that can spell a character of a device name (_NAME_ESCAPE)."""
     return b"\\" in raw and _NAME_ESCAPE.search(raw) is not None
+
+
+def spelled_by_tag(raw: bytes) -> bool:
+    """The bytes hold a tag that may be `!!binary`, which can spell any key or value (_BINARY_TAG)."""
+    return (b"!" in raw or b"%TAG" in raw) and _BINARY_TAG.search(raw) is not None
 
 
 def mentions_device(raw: bytes, rules: RuleSet) -> bool:
@@ -172,6 +182,8 @@ def _loader() -> type:
             keys = [(k.tag, k.value) for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
             if len(set(keys)) != len(keys):
                 raise yaml.constructor.ConstructorError(None, None, "a key written twice", node.start_mark)
+            if any(k.tag == _BINARY for k, _ in node.value):  # go-yaml reads its text: documents.py refuses it
+                raise yaml.constructor.ConstructorError(None, None, "a !!binary key", node.start_mark)
             if (key := replaced_by_merge(node)) is not None:  # read apart by Kubernetes and by YAML 1.1
                 raise yaml.constructor.ConstructorError(None, None, "a key a later merge key sets", key.start_mark)
             return super().construct_mapping(node, deep)

@@ -1,0 +1,93 @@
+"""Session 35's red team on plain manifests and kustomize trees (issue 11): shapes Kubernetes reads a device request
+from that dramigrate did not see, each checked against kubectl's own decoder where it can run without a cluster."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+from functools import cache
+from pathlib import Path
+
+import pytest
+from conftest import ONE_GPU_POD
+
+from dramigrate.config import Settings
+from dramigrate.migrate import FileResult, Job, run_file
+from dramigrate.rules import RuleSet, load_rules
+from dramigrate.triage import may_matter
+from dramigrate.versions import Target
+
+KUBECTL = shutil.which("kubectl")
+
+
+@cache
+def _rules() -> tuple[Settings, RuleSet]:
+    settings = Settings()
+    return settings, load_rules(settings.rules)
+
+
+def run(text: str, fix: bool = False) -> FileResult:
+    settings, rules = _rules()
+    return run_file(Job("bad.yaml", text.encode(), fix), rules, settings, Target.parse("1.36"))
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+# A key or count written as `!!binary`: go-yaml (sigs.k8s.io/yaml, kubectl's and the API server's reader) decodes it
+# to its text, so `!!binary bnZpZGlhLmNvbS9ncHU=: 2` is `nvidia.com/gpu: 2`. The bytes hold no device word.
+BINARY_KEYS = {
+    "device": ("nvidia.com/gpu: 1", f"!!binary {b64('nvidia.com/gpu')}: 1"),
+    "limits": ("limits:", f"!!binary {b64('limits')}:"),
+    "verbatim": ("nvidia.com/gpu: 1", f"!<tag:yaml.org,2002:binary> {b64('nvidia.com/gpu')}: 1"),
+    "escaped-tag": ("nvidia.com/gpu: 1", f"!!bin%61ry {b64('nvidia.com/gpu')}: 1"),
+}
+
+
+@pytest.mark.parametrize(("plain", "binary"), list(BINARY_KEYS.values()), ids=list(BINARY_KEYS))
+def test_a_key_written_as_binary_is_bad_input_at_its_line(plain: str, binary: str) -> None:
+    """lint said nothing (exit 0) of a pod whose `limits` or device key is written `!!binary`: the bytes name no
+    device, so triage skipped the file, and ruamel reads the key as bytes no look-up by name finds. Kubernetes gives
+    the pod the GPU. Such a key is now bad input at its line, as a key with any other explicit tag is."""
+    text = ONE_GPU_POD.format(name="bad").replace(plain, binary)
+    line = next(i for i, at in enumerate(text.splitlines(), 1) if binary in at)
+
+    result = run(text)
+
+    assert result.error is not None, result.findings
+    assert result.error.line == line and "binary" in result.error.message, result.error
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+def test_kubernetes_reads_a_binary_key_and_count_as_their_text(tmp_path: Path) -> None:
+    """What the two tests here stand on: kubectl's decoder gives the pod 2 GPUs."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(ONE_GPU_POD.format(name="bad").replace("nvidia.com/gpu: 1", f"!!binary {b64('nvidia.com/gpu')}: 2"))
+    out = subprocess.run(
+        [KUBECTL, "label", "--local", "-o", "json", "-f", str(bad), "seen=yes"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout
+    assert json.loads(out)["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 2}}
+    bad.write_text(ONE_GPU_POD.format(name="bad").replace("nvidia.com/gpu: 1", f"nvidia.com/gpu: !!binary {b64('2')}"))
+    out = subprocess.run(
+        [KUBECTL, "label", "--local", "-o", "json", "-f", str(bad), "seen=yes"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout
+    assert json.loads(out)["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": "2"}}
+
+
+def test_triage_keeps_a_file_whose_bytes_may_spell_a_binary_tag() -> None:
+    """The byte check before any parse: a tag that may be `!!binary` keeps the file, as an escape does."""
+    _, rules = _rules()
+    for tag in ("!!binary", "!<tag:yaml.org,2002:binary>", "!!bin%61ry", "!<tag:yaml.org,2002:%62inary>"):
+        assert may_matter(f"metadata:\n  {tag} bmFtZQ==: x\n".encode(), rules), tag
+    assert not may_matter(b"metadata:\n  name: binary\n", rules)
