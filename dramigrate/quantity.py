@@ -243,6 +243,9 @@ _RESOLVED_TAGS = frozenset({"bool", "int", "float", "null", "timestamp"})  # go-
 def device_count(value: Any, source: str | None = None) -> Count:
     """The count Kubernetes gives for a value of `resources.limits`/`requests`: value is what ruamel loaded and
     source, when known, the plain scalar's own text in the file (see `plain_source`)."""
+    if isinstance(value, bytes):  # `!!binary Mg==`: go-yaml decodes it to the string "2", which Kubernetes reads
+        text = value.decode("utf-8", "replace")
+        return count_of(text, repr(text).replace("'", '"'))
     style = _scalar_style(value)
     if style == "string":
         return count_of(str(value), repr(str(value)).replace("'", '"'))

@@ -85,6 +85,19 @@ def test_kubernetes_reads_a_binary_key_and_count_as_their_text(tmp_path: Path) -
     assert json.loads(out)["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": "2"}}
 
 
+def test_a_count_written_as_binary_is_the_count_kubernetes_reads() -> None:
+    """`nvidia.com/gpu: !!binary Mg==` is 2 GPUs for Kubernetes (the text "2"); lint called it a placeholder, a
+    warning (exit 0), and fix left it. It is now the request it is: an error, and fix migrates 2 devices."""
+    text = ONE_GPU_POD.format(name="bad").replace("nvidia.com/gpu: 1", f"nvidia.com/gpu: !!binary {b64('2')}")
+
+    lint = run(text)
+    fixed = run(text, fix=True)
+
+    assert lint.error is None
+    assert [f.rule for f in lint.findings if f.severity == "error"] == ["legacy-device-request"], lint.findings
+    assert fixed.rewritten is not None and "count: 2" in fixed.rewritten and "nvidia.com/gpu:" not in fixed.rewritten
+
+
 def test_triage_keeps_a_file_whose_bytes_may_spell_a_binary_tag() -> None:
     """The byte check before any parse: a tag that may be `!!binary` keeps the file, as an escape does."""
     _, rules = _rules()
