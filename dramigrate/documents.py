@@ -448,7 +448,8 @@ def _refuse_tagged_keys(path: str, doc: Document, shift: int) -> None:
     """Refuse a mapping key written with an explicit tag (`!!str limits:`): the API server reads it as the plain
     key, but ruamel keeps it as a TaggedScalar that no look-up by name finds, so a device request under it went
     unseen (a gate passed a pod asking for a GPU). No manifest needs one; the tag is named at its line. The same for
-    a `!!binary` key, which ruamel reads as bytes and the API server as its decoded text."""
+    a `!!binary` key, which ruamel reads as bytes and the API server as its decoded text, and a `!!binary` kind or
+    apiVersion (ruamel's bytes are no kind dramigrate knows: a Pod asking for a GPU was an unknown-kind warning)."""
     stack = [doc.data]
     while stack:
         node = stack.pop()
@@ -473,6 +474,16 @@ def _refuse_tagged_keys(path: str, doc: Document, shift: int) -> None:
                     raise InputError(
                         f"the key {text!r} is written as !!binary, which the API server reads as the plain key and "
                         "dramigrate does not read through; not processed: write the key as text",
+                        path,
+                        doc.start_line + max(line - shift, 0),
+                        column + 1,
+                    )
+                if isinstance(value, bytes) and key in ("kind", "apiVersion"):  # `kind: !!binary UG9k` is a Pod
+                    line, column = node.lc.value(key) if hasattr(node, "lc") else (shift, -1)
+                    text = value.decode("utf-8", "replace")
+                    raise InputError(
+                        f"{key} {text!r} is written as !!binary, which the API server reads as the plain text and "
+                        "dramigrate does not read through; not processed: write it as text",
                         path,
                         doc.start_line + max(line - shift, 0),
                         column + 1,

@@ -104,3 +104,18 @@ def test_triage_keeps_a_file_whose_bytes_may_spell_a_binary_tag() -> None:
     for tag in ("!!binary", "!<tag:yaml.org,2002:binary>", "!!bin%61ry", "!<tag:yaml.org,2002:%62inary>"):
         assert may_matter(f"metadata:\n  {tag} bmFtZQ==: x\n".encode(), rules), tag
     assert not may_matter(b"metadata:\n  name: binary\n", rules)
+
+
+@pytest.mark.parametrize(
+    ("plain", "binary"),
+    [("kind: Pod", f"kind: !!binary {b64('Pod')}"), ("apiVersion: v1", f"apiVersion: !!binary {b64('v1')}")],
+)
+def test_a_kind_written_as_binary_is_bad_input_at_its_line(plain: str, binary: str) -> None:
+    """`kind: !!binary UG9k` is a Pod for Kubernetes (go-yaml decodes it to "Pod"), but dramigrate read the kind as
+    bytes, a kind it does not know: an unknown-kind warning (exit 0) for a pod asking for a GPU. Now bad input."""
+    text = ONE_GPU_POD.format(name="bad").replace(plain, binary)
+
+    result = run(text)
+
+    assert result.error is not None, result.findings
+    assert result.error.line == text.splitlines().index(binary) + 1 and "binary" in result.error.message
