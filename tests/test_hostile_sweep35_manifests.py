@@ -119,3 +119,113 @@ def test_a_kind_written_as_binary_is_bad_input_at_its_line(plain: str, binary: s
 
     assert result.error is not None, result.findings
     assert result.error.line == text.splitlines().index(binary) + 1 and "binary" in result.error.message
+
+
+DEVICE_OPS = (
+    "- op: add\n  path: /spec/template/spec/containers/0/resources\n  value:\n    limits:\n      nvidia.com/gpu: 2\n"
+)
+DEVICE_SMP = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: trainer}\n"
+    "spec: {template: {spec: {containers: [{name: app, resources: {limits: {nvidia.com/gpu: 2}}}]}}}\n"
+)
+TARGET = "target: {kind: Deployment, name: trainer}\n"
+PATCHER = "apiVersion: builtin\nkind: {kind}\nmetadata: {{name: gpus}}\n"
+# each: the overlay's files besides its kustomization (which lists `../base`), and the file lint names
+TRANSFORMER_PATCHES = {
+    "patch-file": (
+        {"t.yaml": PATCHER.format(kind="PatchTransformer") + "path: ops.yaml\n" + TARGET, "ops.yaml": DEVICE_OPS},
+        "transformers:\n- t.yaml\n",
+        "overlay/ops.yaml",
+    ),
+    "inline-config": (
+        {"ops.yaml": DEVICE_OPS},
+        "transformers:\n- |-\n"
+        + "".join(
+            f"  {line}\n"
+            for line in (PATCHER.format(kind="PatchTransformer") + "path: ops.yaml\n" + TARGET).splitlines()
+        ),
+        "overlay/ops.yaml",
+    ),
+    "strategic-merge": (
+        {
+            "t.yaml": PATCHER.format(kind="PatchStrategicMergeTransformer") + "paths: [smp.yaml]\n",
+            "smp.yaml": DEVICE_SMP,
+        },
+        "transformers:\n- t.yaml\n",
+        "overlay/smp.yaml",
+    ),
+    "inline-patch": (
+        {
+            "t.yaml": PATCHER.format(kind="PatchTransformer")
+            + "patch: |-\n"
+            + "".join(f"  {x}\n" for x in DEVICE_SMP.splitlines())
+        },
+        "transformers:\n- t.yaml\n",
+        "overlay/t.yaml",
+    ),
+    "label-fieldspec": (
+        {
+            "t.yaml": PATCHER.format(kind="LabelTransformer")
+            + 'labels: {nvidia.com/gpu: "2"}\nfieldSpecs:\n'
+            + "- path: spec/template/spec/containers[]/resources/limits\n  create: true\n"
+        },
+        "transformers:\n- t.yaml\n",
+        "overlay/t.yaml",
+    ),
+    "folder": (
+        {
+            "tf/kustomization.yaml": "resources:\n- t.yaml\n",
+            "tf/t.yaml": PATCHER.format(kind="PatchTransformer")
+            + "patch: |-\n"
+            + "".join(f"  {x}\n" for x in DEVICE_SMP.splitlines()),
+        },
+        "transformers:\n- tf\n",
+        "overlay/tf/t.yaml",
+    ),
+}
+CPU_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: trainer
+spec:
+  selector: {matchLabels: {app: t}}
+  template:
+    metadata: {labels: {app: t}}
+    spec:
+      containers:
+      - name: app
+        image: x
+"""
+
+
+@pytest.mark.parametrize(
+    ("files", "listed", "named"), list(TRANSFORMER_PATCHES.values()), ids=list(TRANSFORMER_PATCHES)
+)
+def test_a_transformer_that_patches_a_device_into_a_pod_is_named(
+    tmp_path: Path, files: dict[str, str], listed: str, named: str
+) -> None:
+    """A builtin patch transformer listed under `transformers:` (a PatchTransformer, a PatchStrategicMergeTransformer,
+    inline or in a file, or built from a kustomization folder) patches the overlay's objects as `patches:` does: its
+    patch adding `nvidia.com/gpu: 2` to a CPU-only base gives every built pod 2 GPUs. dramigrate never read
+    `transformers:`: lint said nothing (exit 0). It is now kustomize-device-field where the field is set, and the
+    graph is left as it is (fix cannot rewrite a transformer)."""
+    from dramigrate.kustomize.scan import patch_findings, scan
+
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "d.yaml").write_text(CPU_DEPLOYMENT)
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n- d.yaml\n")
+    (tmp_path / "overlay").mkdir()
+    (tmp_path / "overlay" / "kustomization.yaml").write_text("resources:\n- ../base\n" + listed)
+    for rel, text in files.items():
+        (tmp_path / "overlay" / rel).parent.mkdir(exist_ok=True)
+        (tmp_path / "overlay" / rel).write_text(text)
+    if KUBECTL is not None:  # the built pod asks for the GPUs
+        built = subprocess.run([KUBECTL, "kustomize", str(tmp_path / "overlay")], capture_output=True, text=True)
+        assert "nvidia.com/gpu: " in built.stdout, built.stderr
+    _, rules = _rules()
+
+    found = patch_findings(scan([str(p.resolve()) for p in tmp_path.rglob("*.yaml")], rules), rules)
+
+    said = [f for f in found if f.rule == "kustomize-device-field"]
+    assert [Path(f.file).resolve() for f in said] == [(tmp_path / named).resolve()], found

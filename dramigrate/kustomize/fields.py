@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
-from dramigrate.kustomize.graph import Kustomization, Patch
+from dramigrate.kustomize.graph import Kustomization, Patch, under
 from dramigrate.limits import read_regular
 from dramigrate.rules import RuleSet
 
@@ -143,8 +143,11 @@ def patch_text_line(patch: Patch) -> int:
 
 def replacement_fields(k: Kustomization, rules: RuleSet) -> list[DeviceField]:
     """Replacements whose source or target field path reaches a device resource or a device label."""
+    return _replacement_paths(k.data.get("replacements"), rules, k.line_of("replacements"))
+
+
+def _replacement_paths(entries: Any, rules: RuleSet, line: int) -> list[DeviceField]:
     out: list[DeviceField] = []
-    entries = k.data.get("replacements") or []
     if not isinstance(entries, list):
         return out
     for entry in entries:
@@ -163,9 +166,9 @@ def replacement_fields(k: Kustomization, rules: RuleSet) -> list[DeviceField]:
                 "nodeSelector" in segments and any(s in rules.labels for s in segments)
             ):
                 what = next((s for s in segments if device_key(s, rules) or s in rules.labels), p)
-                out.append(DeviceField(p, k.line_of("replacements"), what))
+                out.append(DeviceField(p, line, what))
             elif segments and segments[-1] in (*SECTIONS, "resources"):  # a whole map put there, from elsewhere
-                out.append(DeviceField(p, k.line_of("replacements"), segments[-1]))
+                out.append(DeviceField(p, line, segments[-1]))
     return out
 
 
@@ -198,6 +201,54 @@ def written_keys_fields(k: Kustomization) -> list[tuple[Path, DeviceField]]:
                         path = str(one["path"])
                         line = next((i for i, at in enumerate(lines, start=1) if path in at), 1)
                         out.append((conf, DeviceField(path, line, str(key))))
+    return out
+
+
+PATCH_TRANSFORMERS = ("PatchTransformer", "PatchStrategicMergeTransformer", "PatchJson6902Transformer")
+
+
+def transformer_fields(
+    k: Kustomization, texts: list[tuple[Path, int, str]], rules: RuleSet
+) -> list[tuple[Path, DeviceField]]:
+    """Device fields the transformer configurations of k's `transformers:` write (texts: (file, line, text) of each
+    configuration; the file is k's own for an inline one): a builtin patch transformer's patch, inline or in a file
+    of k's folder, that sets a device field or copies a map into a resources section; any transformer's fieldSpecs
+    that reach into a resources section (a LabelTransformer writing `nvidia.com/gpu: "1"` into limits); and a
+    ReplacementTransformer's replacements reaching one. kustomize applies each to the overlay's objects as it
+    applies the kustomization's own patches. (file, field): the patch file that sets it, or the configuration's."""
+    out: list[tuple[Path, DeviceField]] = []
+    for file, line, text in texts:
+        try:
+            docs = [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
+        except (yaml.YAMLError, ValueError, TypeError, RecursionError):
+            continue  # a configuration kustomize cannot read fails its build, found by fix's proof
+        for doc in docs:
+            patches: list[Patch] = []
+            if doc.get("kind") in PATCH_TRANSFORMERS:
+                for name in ("patch", "patches", "jsonOp"):
+                    if isinstance(doc.get(name), str):
+                        patches.append(Patch(k.file, "transformers", 0, line, None, doc[name], None, line))
+                files = [doc.get("path"), *(doc.get("paths") if isinstance(doc.get("paths"), list) else [])]
+                for name in (f for f in files if isinstance(f, str) and f):
+                    path = k.dir / name
+                    try:
+                        inside = under(str(path.resolve()), {str(k.dir.resolve())})  # kustomize reads no other
+                        body = read_regular(str(path)).decode("utf-8") if inside else ""
+                    except (OSError, ValueError, InputError):
+                        continue
+                    patches.append(Patch(k.file, "transformers", 0, line, path.resolve(), body, None))
+            for p in patches:
+                for f in [*patch_fields(p, rules), *copied_fields(p)]:
+                    at = (p.file, f.line) if p.file is not None else (file, line)
+                    out.append((at[0], DeviceField(f.path, at[1], f.what, f.value, f.label)))
+            specs = doc.get("fieldSpecs")
+            for spec in specs if isinstance(specs, list) else []:
+                if _into_resources(spec):
+                    path = str(spec["path"])
+                    at = next((i for i, t in enumerate(text.splitlines()) if path in t), 0)
+                    at += line + (file == k.file)  # an inline configuration starts on the line after its entry's
+                    out.append((file, DeviceField(path, at, str(doc.get("kind") or "transformer"))))
+            out.extend((file, f) for f in _replacement_paths(doc.get("replacements"), rules, line))
     return out
 
 

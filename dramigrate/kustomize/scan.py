@@ -15,15 +15,18 @@ from dramigrate.kustomize.fields import (
     mentions_device,
     patch_fields,
     replacement_fields,
+    transformer_fields,
     written_keys_fields,
 )
 from dramigrate.kustomize.graph import (
     Graph,
+    Kustomization,
     Patch,
     Preloaded,
     absolute_roots,
     discover,
     inflating_key,
+    is_url,
     may_name,
     network_reads,
     outside_reads,
@@ -212,6 +215,16 @@ def _unit(
                     "kustomize-device-field",
                 )
             )
+        for file, f in transformer_fields(node, _transformer_texts(graph, node), rules):
+            unit.blockers.append(
+                Blocker(
+                    file,
+                    f.line,
+                    f"a transformer of {out.display(node.file)} ({f.what}) writes the field {f.path}, which may bring "
+                    "a device request: migrate it by hand",
+                    "kustomize-device-field",
+                )
+            )
         for f in replacement_fields(node, rules):
             unit.blockers.append(
                 Blocker(
@@ -376,6 +389,32 @@ def _unit(
         where = str(exc) if isinstance(exc, InputError) else f"{out.display(path)}: {type(exc).__name__}"
         unit.blockers.append(Blocker(path, 1, f"a kustomization under the paths is broken ({where}); nothing written"))
     return unit
+
+
+def _transformer_texts(graph: Graph, k: Kustomization) -> list[tuple[Path, int, str]]:
+    """(file, line, text) of each transformer configuration k's `transformers:` lists: inline (k's file, the entry's
+    line), a file of k's folder, or the resource files of a kustomization folder kustomize builds for them."""
+    entries = k.data.get("transformers")
+    out: list[tuple[Path, int, str]] = []
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        if not isinstance(entry, str) or "\0" in entry or is_url(entry):
+            continue
+        if "\n" in entry or ":" in entry:
+            out.append((k.file, k.item_line("transformers", i), entry))
+            continue
+        target = (k.dir / entry).resolve()
+        todo, seen = [target], set()
+        while todo:  # a folder's kustomization and those it builds on (each once)
+            folder = todo.pop()
+            node = graph.nodes.get(folder)
+            if node is None or folder in seen:
+                continue
+            seen.add(folder)
+            out.extend((f, 1, _read(f)) for f in node.files)
+            todo.extend(node.children)
+        if not seen and under(str(target), {str(k.dir.resolve())}):  # kustomize reads no file elsewhere
+            out.append((target, 1, _read(target)))
+    return out
 
 
 def _labels(text: str, rules: RuleSet) -> bool:
