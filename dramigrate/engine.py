@@ -14,11 +14,12 @@ from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize import Scan, patch_findings, scan
 from dramigrate.kustomize.graph import NAMES as KUSTOMIZATION_NAMES
+from dramigrate.kustomize.graph import under
 from dramigrate.lifetime import die_with_parent, release_signals, signals_held
 from dramigrate.limits import is_regular
 from dramigrate.migrate import FileResult, Job, failed_file, run_file
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
-from dramigrate.sources import MANIFEST_SUFFIXES, Inputs, resolve_paths
+from dramigrate.sources import Inputs, resolve_paths
 from dramigrate.versions import Target
 
 if TYPE_CHECKING:
@@ -183,15 +184,17 @@ def run(
 
 
 def _unwalked_resources(kz: Scan, known: set[str]) -> list[tuple[str, str]]:
-    """The resource files (shown, resolved) of the device graphs under the given paths that the walk left out for
-    their name: kustomize reads a resource whatever it is called (`pod.txt`), and fix migrates it with its graph,
-    so lint checks it too."""
+    """The resource files (shown, resolved) of the device graphs under the given paths that the walk left out, for
+    their name or their folder: kustomize reads a resource whatever it is called (`pod.txt`) and wherever it lies in
+    the kustomization's folder (`node_modules/pod.yaml`, `venv/`, a file git ignores), and fix migrates it with its
+    graph, so lint checks it too. Only files in the kustomization's own folder: kustomize refuses any other."""
     out = []
     for unit in kz.units:
         for folder in sorted(unit.folders):
             node = kz.graph.nodes[folder]
+            root = {os.path.realpath(node.dir)}
             for f in sorted(node.files) if node.inside else ():
-                if str(f) not in known and not f.name.endswith(MANIFEST_SUFFIXES) and is_regular(str(f)):
+                if str(f) not in known and under(str(f), root) and is_regular(str(f)):
                     known.add(str(f))
                     out.append((kz.display(f), str(f)))
     return out

@@ -229,3 +229,24 @@ def test_a_transformer_that_patches_a_device_into_a_pod_is_named(
 
     said = [f for f in found if f.rule == "kustomize-device-field"]
     assert [Path(f.file).resolve() for f in said] == [(tmp_path / named).resolve()], found
+
+
+@pytest.mark.parametrize("folder", ["node_modules", "venv", ".tox"])
+def test_a_kustomize_resource_in_a_folder_the_walk_skips_is_linted_as_fix_migrates_it(
+    tmp_path: Path, folder: str
+) -> None:
+    """A kustomization listing `node_modules/pod.yaml` (or a file under `venv/`, `.tox/`, folders the walk never
+    enters) builds that pod into the overlay, and diff and fix migrated it with the graph, but lint never read it:
+    exit 0 for a pod asking for a GPU. Lint now checks every resource file of a device graph the walk left out."""
+    from dramigrate import engine
+    from dramigrate.sources import expand
+
+    (tmp_path / "app" / folder).mkdir(parents=True)
+    (tmp_path / "app" / folder / "pod.yaml").write_text(ONE_GPU_POD.format(name="hidden"))
+    (tmp_path / "app" / "kustomization.yaml").write_text(f"resources:\n- {folder}/pod.yaml\n")
+    settings, rules = _rules()
+
+    result = engine.run(expand([str(tmp_path / "app")]), rules, settings, Target.parse("1.36"), False)
+
+    errors = [(Path(f.file).name, f.rule) for r in result.files for f in r.findings if f.severity == "error"]
+    assert errors == [("pod.yaml", "legacy-device-request")], errors
