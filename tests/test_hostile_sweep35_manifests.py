@@ -250,3 +250,23 @@ def test_a_kustomize_resource_in_a_folder_the_walk_skips_is_linted_as_fix_migrat
 
     errors = [(Path(f.file).name, f.rule) for r in result.files for f in r.findings if f.severity == "error"]
     assert errors == [("pod.yaml", "legacy-device-request")], errors
+
+
+def test_a_kustomize_base_in_a_folder_the_walk_skips_is_linted(tmp_path: Path) -> None:
+    """`resources: [node_modules/base]`: kustomize builds the base's GPU pod into the overlay, but discovery only
+    loaded the kustomizations the walk found, and it never enters node_modules: the overlay's graph held no device
+    (lint silent, exit 0). Bases and components the graph builds on are now loaded wherever they lie in the
+    repository, and their requests checked."""
+    from dramigrate import engine
+    from dramigrate.sources import expand
+
+    (tmp_path / "app" / "node_modules" / "base").mkdir(parents=True)
+    (tmp_path / "app" / "node_modules" / "base" / "pod.yaml").write_text(ONE_GPU_POD.format(name="hidden"))
+    (tmp_path / "app" / "node_modules" / "base" / "kustomization.yaml").write_text("resources:\n- pod.yaml\n")
+    (tmp_path / "app" / "kustomization.yaml").write_text("resources:\n- node_modules/base\n")
+    settings, rules = _rules()
+
+    result = engine.run(expand([str(tmp_path / "app")]), rules, settings, Target.parse("1.36"), False)
+
+    errors = [(Path(f.file).name, f.rule) for r in result.files for f in r.findings if f.severity == "error"]
+    assert errors == [("pod.yaml", "legacy-device-request")], errors

@@ -666,6 +666,26 @@ def discover(
             graph.broken.add(file.parent)
             if inside:
                 graph.errors.append((listed, exc))
+    # bases and components in folders no walk enters (node_modules/, venv/, a folder git ignores), inside the
+    # repositories: kustomize builds them into their overlays all the same
+    tops = set(done)
+    todo = [c for node in graph.nodes.values() for c in node.children + node.components]
+    while todo:
+        child = todo.pop()
+        if child in graph.nodes or child in graph.broken or not under(str(child), roots):
+            continue
+        file = kustomization_in(child)
+        if file is None:
+            continue
+        inside = under(str(child), tops)
+        try:
+            graph.nodes[child] = read_kustomization(file, inside, preloaded, wanted_set)
+        except Exception as exc:
+            graph.broken.add(child)
+            if inside:
+                graph.errors.append((file, exc))
+            continue
+        todo.extend(graph.nodes[child].children + graph.nodes[child].components)
     for folder, node in graph.nodes.items():
         for child in node.children + node.components:
             graph.parents.setdefault(child, set()).add(folder)
