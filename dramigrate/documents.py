@@ -12,6 +12,7 @@ import difflib
 import io
 import re
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -449,7 +450,8 @@ def _refuse_tagged_keys(path: str, doc: Document, shift: int) -> None:
     key, but ruamel keeps it as a TaggedScalar that no look-up by name finds, so a device request under it went
     unseen (a gate passed a pod asking for a GPU). No manifest needs one; the tag is named at its line. The same for
     a `!!binary` key, which ruamel reads as bytes and the API server as its decoded text, and a `!!binary` kind or
-    apiVersion (ruamel's bytes are no kind dramigrate knows: a Pod asking for a GPU was an unknown-kind warning)."""
+    apiVersion (ruamel's bytes are no kind dramigrate knows: a Pod asking for a GPU was an unknown-kind warning), and
+    a `!!set` mapping (_refuse_set)."""
     stack = [doc.data]
     while stack:
         node = stack.pop()
@@ -478,6 +480,8 @@ def _refuse_tagged_keys(path: str, doc: Document, shift: int) -> None:
                         doc.start_line + max(line - shift, 0),
                         column + 1,
                     )
+                if isinstance(value, AbstractSet):
+                    _refuse_set(path, doc, shift, node.lc.value(key) if hasattr(node, "lc") else (shift, -1))
                 if isinstance(value, bytes) and key in ("kind", "apiVersion"):  # `kind: !!binary UG9k` is a Pod
                     line, column = node.lc.value(key) if hasattr(node, "lc") else (shift, -1)
                     text = value.decode("utf-8", "replace")
@@ -490,7 +494,24 @@ def _refuse_tagged_keys(path: str, doc: Document, shift: int) -> None:
                     )
                 stack.append(value)
         elif isinstance(node, list):
+            for i, item in enumerate(node):
+                if isinstance(item, AbstractSet):
+                    _refuse_set(path, doc, shift, node.lc.item(i) if hasattr(node, "lc") else (shift, -1))
             stack.extend(node)
+        elif isinstance(node, AbstractSet) and node is doc.data:
+            _refuse_set(path, doc, shift, (shift, -1))
+
+
+def _refuse_set(path: str, doc: Document, shift: int, at: tuple[int, int]) -> None:
+    """A mapping tagged `!!set`: go-yaml (the API server) reads its keys and their values, ruamel a set of its keys
+    alone (`limits: !!set {nvidia.com/gpu: 2}` is 2 GPUs that no look-up found)."""
+    raise InputError(
+        "a mapping tagged !!set, which the API server reads as a mapping with its values and dramigrate as a set of "
+        "its keys; not processed: write the mapping without the tag",
+        path,
+        doc.start_line + max(at[0] - shift, 0),
+        at[1] + 1,
+    )
 
 
 def _check_round_trip_values(path: str, doc: Document, prefix: str) -> None:

@@ -40,7 +40,7 @@ _NAME_ESCAPE = re.compile(rb"\\(?:[xuU/]|\r?\n)")
 # A tag that may be `!!binary` (as written, verbatim `!<tag:yaml.org,2002:binary>`, with a %-escape in it, or a
 # handle a `%TAG` directive names): go-yaml decodes such a scalar to its text, so a key `!!binary bGltaXRz` is
 # `limits` for the API server while the bytes hold no device word. Such bytes go to the parse, which refuses it.
-_BINARY = "tag:yaml.org,2002:binary"
+_BINARY, _SET = "tag:yaml.org,2002:binary", "tag:yaml.org,2002:set"
 _BINARY_TAG = re.compile(rb"!(?:[^\s!]*!)?[^\s!]*(?:binary|%)|%TAG")
 
 
@@ -184,6 +184,8 @@ def _loader() -> type:
                 raise yaml.constructor.ConstructorError(None, None, "a key written twice", node.start_mark)
             if any(k.tag == _BINARY for k, _ in node.value):  # go-yaml reads its text: documents.py refuses it
                 raise yaml.constructor.ConstructorError(None, None, "a !!binary key", node.start_mark)
+            if node.tag == _SET:  # go-yaml reads a mapping with its values, PyYAML a set: documents.py refuses it
+                raise yaml.constructor.ConstructorError(None, None, "a !!set mapping", node.start_mark)
             if (key := replaced_by_merge(node)) is not None:  # read apart by Kubernetes and by YAML 1.1
                 raise yaml.constructor.ConstructorError(None, None, "a key a later merge key sets", key.start_mark)
             return super().construct_mapping(node, deep)

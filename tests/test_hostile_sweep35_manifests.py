@@ -270,3 +270,25 @@ def test_a_kustomize_base_in_a_folder_the_walk_skips_is_linted(tmp_path: Path) -
 
     errors = [(Path(f.file).name, f.rule) for r in result.files for f in r.findings if f.severity == "error"]
     assert errors == [("pod.yaml", "legacy-device-request")], errors
+
+
+@pytest.mark.parametrize("where", ["limits", "resources", "item"])
+def test_a_mapping_tagged_as_a_set_is_bad_input_at_its_line(where: str) -> None:
+    """`limits: !!set {nvidia.com/gpu: 2}` is the map `{nvidia.com/gpu: 2}` for go-yaml (kubectl gives the pod 2
+    GPUs), but a YAML set for PyYAML and ruamel: its keys without their values, no map at all, so lint saw no
+    request (exit 0). A `!!set` is now bad input at its line."""
+    text = ONE_GPU_POD.format(name="bad")
+    if where == "limits":
+        text = text.replace("limits:\n        nvidia.com/gpu: 1", "limits: !!set {nvidia.com/gpu: 2}")
+    elif where == "resources":
+        text = text.replace(
+            "resources:\n      limits:\n        nvidia.com/gpu: 1", "resources: !!set {limits: {nvidia.com/gpu: 2}}"
+        )
+    else:
+        text = text.replace("  - name: app", "  - !!set\n    name: app")
+    line = next(i for i, at in enumerate(text.splitlines(), 1) if "!!set" in at)
+
+    result = run(text)
+
+    assert result.error is not None, result.findings
+    assert result.error.line == line and "!!set" in result.error.message, result.error
