@@ -305,7 +305,9 @@ def plain_source(body_lines: list[str], holder: Any, key: Any) -> str | None:
     if m:
         text = text[: m.start()]
     flow = getattr(getattr(owner, "fa", None), "flow_style", lambda: False)()
-    if flow:
+    # a value read as a number, a boolean or a null never holds `,` `]` `}`: its text ends there, also where the
+    # owner is a block mapping but the value an alias of a node anchored in a flow collection (`{cpu: &n 2}`)
+    if flow or not isinstance(owner.get(key) if isinstance(owner, dict) else None, str):
         text = re.split(r"[,\]}]", text, maxsplit=1)[0]
     return ("! " if string else "") + text.strip()
 

@@ -292,3 +292,32 @@ def test_a_mapping_tagged_as_a_set_is_bad_input_at_its_line(where: str) -> None:
 
     assert result.error is not None, result.findings
     assert result.error.line == line and "!!set" in result.error.message, result.error
+
+
+ANCHORED_IN_FLOW = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: bad
+spec:
+  containers:
+  - name: cpu
+    image: app:1
+    resources: {limits: {cpu: &n 2}}
+  - name: app
+    image: app:1
+    resources:
+      limits:
+        nvidia.com/gpu: *n
+"""
+
+
+def test_a_count_that_is_an_alias_of_a_number_in_a_flow_mapping_is_read_as_that_number() -> None:
+    """`nvidia.com/gpu: *n` where `&n 2` stands in a flow mapping (`{cpu: &n 2}`): 2 GPUs for Kubernetes. dramigrate
+    read the count's text where the anchor stands, as far as the line's end (`2}}`), a placeholder: a warning
+    (exit 0), and fix left the request in the pod. The text of a number ends where a flow collection's item ends."""
+    lint = run(ANCHORED_IN_FLOW)
+    fixed = run(ANCHORED_IN_FLOW, fix=True)
+
+    assert [(f.rule, f.container) for f in lint.findings if f.severity == "error"] == [("legacy-device-request", "app")]
+    assert fixed.rewritten is not None and "count: 2" in fixed.rewritten and "nvidia.com/gpu:" not in fixed.rewritten
