@@ -321,3 +321,38 @@ def test_a_count_that_is_an_alias_of_a_number_in_a_flow_mapping_is_read_as_that_
 
     assert [(f.rule, f.container) for f in lint.findings if f.severity == "error"] == [("legacy-device-request", "app")]
     assert fixed.rewritten is not None and "count: 2" in fixed.rewritten and "nvidia.com/gpu:" not in fixed.rewritten
+
+
+SIDECAR_AND_APP = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: bad
+spec:
+  initContainers:
+  - name: side
+    image: app:1
+    restartPolicy: {policy}
+    resources:
+      limits:
+        nvidia.com/gpu: 2
+  containers:
+  - name: app
+    image: app:1
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+"""
+
+
+@pytest.mark.parametrize("policy", ["!!str Always", "!Custom Always"])
+def test_a_tagged_sidecar_restart_policy_keeps_the_pods_device_total(policy: str) -> None:
+    """`restartPolicy: !!str Always` is a restartable sidecar for Kubernetes (go-yaml reads the text "Always"): it runs
+    beside the app container, so the pod gets 2 + 1 = 3 GPUs. ruamel keeps the tagged value as a TaggedScalar, not
+    equal to "Always", so fix took the sidecar for a plain init container and wrote a claim of 2 devices the sidecar
+    and the app share. The sidecar's tagged policy is now read as its text."""
+    fixed = run(SIDECAR_AND_APP.format(policy=policy), fix=True)
+
+    assert fixed.rewritten is not None
+    counts = [int(line.split()[-1]) for line in fixed.rewritten.splitlines() if line.strip().startswith("count:")]
+    assert sum(counts) == 3, fixed.rewritten
