@@ -136,8 +136,17 @@ class WorkloadKind:
     def accepts(self, annotations: dict[str, Any]) -> bool:
         if isinstance(self.accepts_claims, bool):
             return self.accepts_claims
-        value = annotations.get(self.accepts_claims["annotation"])
+        value = scalar_text(annotations.get(self.accepts_claims["annotation"]))
         return value in self.accepts_claims["values"]
+
+
+def scalar_text(value: Any) -> Any:
+    """A scalar as the API server reads it, where ruamel keeps something else: a tagged one (`!!str Always`,
+    `!Custom x`: ruamel's TaggedScalar) is its text, and a `!!binary` one (bytes) the text it decodes to, as go-yaml
+    gives them."""
+    if type(value).__name__ == "TaggedScalar":
+        return value.value
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
 @dataclass(frozen=True)

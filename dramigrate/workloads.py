@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from dramigrate.rules import PodSpecLocation, WorkloadKind
+from dramigrate.rules import PodSpecLocation, WorkloadKind, scalar_text
 
 _SEGMENT = re.compile(r"^([^\[\]]*)(\[\*\])?$")
 
@@ -103,12 +103,6 @@ def _field(spec: dict[str, Any], dotted: str) -> Any:
     return node
 
 
-def _text(value: Any) -> Any:
-    """A scalar as the API server reads it: a tagged one (`!!str Always`, `!Custom Always`, which ruamel keeps as a
-    TaggedScalar) is its text, as go-yaml gives it."""
-    return value.value if type(value).__name__ == "TaggedScalar" else value
-
-
 def containers(ref: PodSpecRef, kind: WorkloadKind) -> Iterator[ContainerRef]:
     spec = ref.spec
     for list_key in kind.container_lists:
@@ -123,7 +117,7 @@ def containers(ref: PodSpecRef, kind: WorkloadKind) -> Iterator[ContainerRef]:
                     name=str(c.get("name", f"{list_key}[{i}]")),
                     path=f"{ref.path}.{list_key}[{i}]" if ref.path else f"{list_key}[{i}]",
                     init=init,
-                    sidecar=init and _text(c.get("restartPolicy")) == "Always",
+                    sidecar=init and scalar_text(c.get("restartPolicy")) == "Always",
                     parent=items,
                     key=i,
                 )

@@ -356,3 +356,19 @@ def test_a_tagged_sidecar_restart_policy_keeps_the_pods_device_total(policy: str
     assert fixed.rewritten is not None
     counts = [int(line.split()[-1]) for line in fixed.rewritten.splitlines() if line.strip().startswith("count:")]
     assert sum(counts) == 3, fixed.rewritten
+
+
+@pytest.mark.parametrize("mode", ["!!str RawDeployment", f"!!binary {b64('RawDeployment')}"])
+def test_a_tagged_deployment_mode_annotation_is_read_as_its_text(mode: str) -> None:
+    """`serving.kserve.io/deploymentMode: !!str RawDeployment` is a raw deployment for KServe (the API server stores
+    the text): its predictor's GPU request is one fix rewrites, an error. ruamel's TaggedScalar (or bytes, for
+    `!!binary`) was no mode dramigrate knows, so the InferenceService was report-only: a warning (exit 0)."""
+    text = (
+        "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata:\n  name: s\n  annotations:\n"
+        f"    serving.kserve.io/deploymentMode: {mode}\nspec:\n  predictor:\n    model:\n"
+        "      modelFormat: {name: x}\n      resources:\n        limits:\n          nvidia.com/gpu: 1\n"
+    )
+
+    lint = run(text)
+
+    assert [f.rule for f in lint.findings if f.severity == "error"] == ["legacy-device-request"], lint.findings
