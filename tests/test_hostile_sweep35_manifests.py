@@ -372,3 +372,40 @@ def test_a_tagged_deployment_mode_annotation_is_read_as_its_text(mode: str) -> N
     lint = run(text)
 
     assert [f.rule for f in lint.findings if f.severity == "error"] == ["legacy-device-request"], lint.findings
+
+
+REPLACEMENT_INTO_LIMITS = """\
+- source: {kind: ConfigMap, name: gpus, fieldPath: metadata.labels}
+  targets:
+  - select: {kind: Deployment}
+    fieldPaths:
+    - spec.template.spec.containers.[name=app].resources.limits
+    options: {create: true}
+"""
+
+
+def test_a_replacement_read_from_a_file_that_writes_into_limits_is_named(tmp_path: Path) -> None:
+    """`replacements: [{path: repl.yaml}]`, whose replacement copies a ConfigMap's labels `{nvidia.com/gpu: "2"}` into
+    a container's limits: every built pod asks for 2 GPUs. The same replacement written inline in the kustomization
+    is kustomize-device-field, but the file form was never read: lint said nothing (exit 0)."""
+    from dramigrate.kustomize.scan import patch_findings, scan
+
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "d.yaml").write_text(CPU_DEPLOYMENT)
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n- d.yaml\n")
+    (tmp_path / "overlay").mkdir()
+    (tmp_path / "overlay" / "cm.yaml").write_text(
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gpus\n  labels: {nvidia.com/gpu: "2"}\n'
+    )
+    (tmp_path / "overlay" / "repl.yaml").write_text(REPLACEMENT_INTO_LIMITS)
+    (tmp_path / "overlay" / "kustomization.yaml").write_text(
+        "resources:\n- ../base\n- cm.yaml\nreplacements:\n- path: repl.yaml\n"
+    )
+    if KUBECTL is not None:  # the built pod asks for the GPUs
+        built = subprocess.run([KUBECTL, "kustomize", str(tmp_path / "overlay")], capture_output=True, text=True)
+        assert 'nvidia.com/gpu: "2"' in built.stdout.split("limits:")[-1], built.stderr
+    _, rules = _rules()
+
+    found = patch_findings(scan([str(p.resolve()) for p in tmp_path.rglob("*.yaml")], rules), rules)
+
+    assert [f.rule for f in found] == ["kustomize-device-field"], found

@@ -143,15 +143,21 @@ def patch_text_line(patch: Patch) -> int:
 
 def replacement_fields(k: Kustomization, rules: RuleSet) -> list[DeviceField]:
     """Replacements whose source or target field path reaches a device resource or a device label."""
-    return _replacement_paths(k.data.get("replacements"), rules, k.line_of("replacements"))
+    return _replacement_paths(k, k.data.get("replacements"), rules, k.line_of("replacements"))
 
 
-def _replacement_paths(entries: Any, rules: RuleSet, line: int) -> list[DeviceField]:
+def _replacement_paths(
+    k: Kustomization, entries: Any, rules: RuleSet, line: int, files: bool = True
+) -> list[DeviceField]:
+    """files: entries may name a file of replacements (`- path: repl.yaml`), not those of such a file."""
     out: list[DeviceField] = []
     if not isinstance(entries, list):
         return out
     for entry in entries:
         if not isinstance(entry, dict):
+            continue
+        if files and isinstance(entry.get("path"), str):
+            out.extend(_replacement_paths(k, _replacements_file(k, entry["path"]), rules, line, files=False))
             continue
         paths: list[str] = []
         source = entry.get("source")
@@ -170,6 +176,18 @@ def _replacement_paths(entries: Any, rules: RuleSet, line: int) -> list[DeviceFi
             elif segments and segments[-1] in (*SECTIONS, "resources"):  # a whole map put there, from elsewhere
                 out.append(DeviceField(p, line, segments[-1]))
     return out
+
+
+def _replacements_file(k: Kustomization, name: str) -> Any:
+    """The replacements a `path:` entry names: a file of k's folder holding a list of them (or one), else []."""
+    path = k.dir / name
+    try:
+        if not under(str(path.resolve()), {str(k.dir.resolve())}):  # kustomize reads no file elsewhere
+            return []
+        data = yaml.safe_load(read_regular(str(path)).decode("utf-8"))
+    except (OSError, ValueError, yaml.YAMLError, InputError, RecursionError):
+        return []  # a file kustomize cannot read fails its build, found by fix's proof
+    return data if isinstance(data, list) else [data]
 
 
 def written_keys_fields(k: Kustomization) -> list[tuple[Path, DeviceField]]:
@@ -248,7 +266,7 @@ def transformer_fields(
                     at = next((i for i, t in enumerate(text.splitlines()) if path in t), 0)
                     at += line + (file == k.file)  # an inline configuration starts on the line after its entry's
                     out.append((file, DeviceField(path, at, str(doc.get("kind") or "transformer"))))
-            out.extend((file, f) for f in _replacement_paths(doc.get("replacements"), rules, line))
+            out.extend((file, f) for f in _replacement_paths(k, doc.get("replacements"), rules, line))
     return out
 
 
