@@ -409,3 +409,29 @@ def test_a_replacement_read_from_a_file_that_writes_into_limits_is_named(tmp_pat
     found = patch_findings(scan([str(p.resolve()) for p in tmp_path.rglob("*.yaml")], rules), rules)
 
     assert [f.rule for f in found] == ["kustomize-device-field"], found
+
+
+def test_a_configurations_file_in_a_subfolder_that_writes_into_limits_is_named(tmp_path: Path) -> None:
+    """`configurations: [conf/labels.yaml]` giving commonLabels a fieldSpec into a container's limits, with
+    `commonLabels: {nvidia.com/gpu: "2"}`: every built pod asks for 2 GPUs. The same file beside the kustomization is
+    kustomize-device-field, but one in a subfolder (which kustomize reads as well) was skipped: lint silent."""
+    from dramigrate.kustomize.scan import patch_findings, scan
+
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "d.yaml").write_text(CPU_DEPLOYMENT)
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n- d.yaml\n")
+    (tmp_path / "overlay" / "conf").mkdir(parents=True)
+    (tmp_path / "overlay" / "conf" / "labels.yaml").write_text(
+        "commonLabels:\n- path: spec/template/spec/containers[]/resources/limits\n  create: true\n  kind: Deployment\n"
+    )
+    (tmp_path / "overlay" / "kustomization.yaml").write_text(
+        'resources:\n- ../base\nconfigurations:\n- conf/labels.yaml\ncommonLabels:\n  nvidia.com/gpu: "2"\n'
+    )
+    if KUBECTL is not None:  # the built pod asks for the GPUs
+        built = subprocess.run([KUBECTL, "kustomize", str(tmp_path / "overlay")], capture_output=True, text=True)
+        assert 'nvidia.com/gpu: "2"' in built.stdout.split("limits:")[-1], built.stderr
+    _, rules = _rules()
+
+    found = patch_findings(scan([str(p.resolve()) for p in tmp_path.rglob("*.yaml")], rules), rules)
+
+    assert [(f.rule, Path(f.file).name) for f in found] == [("kustomize-device-field", "labels.yaml")], found

@@ -206,7 +206,7 @@ def written_keys_fields(k: Kustomization) -> list[tuple[Path, DeviceField]]:
     for name in entries if isinstance(entries, list) else []:
         conf = k.dir / str(name)
         try:
-            text = read_regular(str(conf)).decode("utf-8") if conf.resolve().parent == k.dir else ""
+            text = read_regular(str(conf)).decode("utf-8") if under(str(conf.resolve()), {str(k.dir.resolve())}) else ""
             data = yaml.safe_load(text)
         except (OSError, ValueError, yaml.YAMLError, InputError):
             continue  # a configuration kustomize cannot read fails its build, found by fix's proof
