@@ -435,3 +435,29 @@ def test_a_configurations_file_in_a_subfolder_that_writes_into_limits_is_named(t
     found = patch_findings(scan([str(p.resolve()) for p in tmp_path.rglob("*.yaml")], rules), rules)
 
     assert [(f.rule, Path(f.file).name) for f in found] == [("kustomize-device-field", "labels.yaml")], found
+
+
+def test_a_kustomize_patch_that_is_an_alias_bomb_is_named_in_seconds(tmp_path: Path) -> None:
+    """A patch file of 35 lines whose aliases expand to 2^29 copies of `{nvidia.com/gpu: 1}` held lint past 60 s:
+    the walk for device fields followed every alias. kustomize itself cannot build it in time; the patch is now
+    named (kustomize-unproven) without expanding it, and the graph left as it is."""
+    import time
+
+    from dramigrate.kustomize.scan import patch_findings, scan
+
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "d.yaml").write_text(CPU_DEPLOYMENT)
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n- d.yaml\n")
+    (tmp_path / "overlay").mkdir()
+    bomb = ["apiVersion: apps/v1", "kind: Deployment", "metadata: {name: trainer}", "x0: &a0 {nvidia.com/gpu: 1}"]
+    bomb += [f"x{i}: &a{i} [*a{i - 1}, *a{i - 1}]" for i in range(1, 30)]
+    bomb += ["spec: {template: {spec: {containers: [{name: app, resources: {limits: *a0}}]}}}", "y: *a29"]
+    (tmp_path / "overlay" / "bomb.yaml").write_text("\n".join(bomb) + "\n")
+    (tmp_path / "overlay" / "kustomization.yaml").write_text("resources:\n- ../base\npatches:\n- path: bomb.yaml\n")
+    _, rules = _rules()
+    started = time.process_time()
+
+    found = patch_findings(scan([str(p.resolve()) for p in tmp_path.rglob("*.yaml")], rules), rules)
+
+    assert time.process_time() - started < 5
+    assert [(f.rule, Path(f.file).name) for f in found] == [("kustomize-unproven", "bomb.yaml")], found

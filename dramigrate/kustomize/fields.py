@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
-from dramigrate.kustomize.graph import Kustomization, Patch, under
+from dramigrate.kustomize.graph import Kustomization, Patch, excessive_aliasing, under
 from dramigrate.limits import read_regular
 from dramigrate.rules import RuleSet
 
@@ -36,10 +36,18 @@ def device_key(key: str, rules: RuleSet) -> bool:
 
 
 def _compose_all(text: str) -> list[yaml.Node]:
+    """The patch's documents; InputError for one whose aliases expand to nearly all it holds (a YAML alias bomb),
+    which the walk for device fields would follow copy by copy (2^29 of them in a 35-line patch)."""
     try:
-        return [n for n in yaml.compose_all(text, Loader=yaml.SafeLoader) if n is not None]
+        nodes = [n for n in yaml.compose_all(text, Loader=yaml.SafeLoader) if n is not None]
     except yaml.YAMLError:
         return []
+    if "*" in text and any(excessive_aliasing(n) for n in nodes):
+        raise InputError(
+            "the patch's aliases expand to nearly every value it holds (a YAML alias bomb), which kustomize cannot "
+            "build in time; not read, and nothing of its graph is written (migrate it by hand)"
+        )
+    return nodes
 
 
 def _scalar(node: yaml.Node) -> str:

@@ -192,10 +192,15 @@ def _unit(
         for p in node.patches:
             if p.file is not None:
                 unit.patch_files.add(p.file)
-            found = patch_fields(p, rules) if mentions_device(p.text, rules) or _labels(p.text, rules) else []
+            try:
+                found = patch_fields(p, rules) if mentions_device(p.text, rules) or _labels(p.text, rules) else []
+                copied = copied_fields(p) if "op" in p.text else []
+            except InputError as exc:  # an alias bomb: named, never expanded
+                unit.blockers.append(Blocker(p.where, p.line if p.file is None else 1, exc.message))
+                continue
             if found:
                 unit.device_patches.append(DevicePatch(p, d, found, node.kind == "Component"))
-            for f in copied_fields(p) if "op" in p.text else ():
+            for f in copied:
                 unit.blockers.append(
                     Blocker(
                         p.where,
@@ -215,7 +220,12 @@ def _unit(
                     "kustomize-device-field",
                 )
             )
-        for file, f in transformer_fields(node, _transformer_texts(graph, node), rules):
+        try:
+            written = transformer_fields(node, _transformer_texts(graph, node), rules)
+        except InputError as exc:  # an alias bomb in a transformer's patch: named, never expanded
+            unit.blockers.append(Blocker(node.file, node.line_of("transformers"), exc.message))
+            written = []
+        for file, f in written:
             unit.blockers.append(
                 Blocker(
                     file,
