@@ -44,10 +44,22 @@ def _compose_all(text: str) -> list[yaml.Node]:
         return []
     if "*" in text and any(excessive_aliasing(n) for n in nodes):
         raise InputError(
-            "the patch's aliases expand to nearly every value it holds (a YAML alias bomb), which kustomize cannot "
-            "build in time; not read, and nothing of its graph is written (migrate it by hand)"
+            "aliases that expand to nearly every value of it (a YAML alias bomb), which kustomize cannot build in "
+            "time; not read, and nothing of its graph is written (migrate it by hand)"
         )
     return nodes
+
+
+def _documents(text: str) -> list[Any]:
+    """The documents of a configuration file as data ([] when it does not parse); InputError for an alias bomb
+    (_compose_all): its lists of aliased lists would be looped over copy by copy."""
+    loader = yaml.SafeLoader("")
+    try:
+        return [loader.construct_document(n) for n in _compose_all(text)]
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError):
+        return []
+    finally:
+        loader.dispose()
 
 
 def _scalar(node: yaml.Node) -> str:
@@ -192,9 +204,10 @@ def _replacements_file(k: Kustomization, name: str) -> Any:
     try:
         if not under(str(path.resolve()), {str(k.dir.resolve())}):  # kustomize reads no file elsewhere
             return []
-        data = yaml.safe_load(read_regular(str(path)).decode("utf-8"))
-    except (OSError, ValueError, yaml.YAMLError, InputError, RecursionError):
+        text = read_regular(str(path)).decode("utf-8")
+    except (OSError, ValueError, InputError):
         return []  # a file kustomize cannot read fails its build, found by fix's proof
+    data = next(iter(_documents(text)), None)
     return data if isinstance(data, list) else [data]
 
 
@@ -244,11 +257,8 @@ def transformer_fields(
     applies the kustomization's own patches. (file, field): the patch file that sets it, or the configuration's."""
     out: list[tuple[Path, DeviceField]] = []
     for file, line, text in texts:
-        try:
-            docs = [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
-        except (yaml.YAMLError, ValueError, TypeError, RecursionError):
-            continue  # a configuration kustomize cannot read fails its build, found by fix's proof
-        for doc in docs:
+        # a configuration kustomize cannot read fails its build, found by fix's proof
+        for doc in (d for d in _documents(text) if isinstance(d, dict)):
             patches: list[Patch] = []
             if doc.get("kind") in PATCH_TRANSFORMERS:
                 for name in ("patch", "patches", "jsonOp"):

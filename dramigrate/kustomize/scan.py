@@ -196,7 +196,9 @@ def _unit(
                 found = patch_fields(p, rules) if mentions_device(p.text, rules) or _labels(p.text, rules) else []
                 copied = copied_fields(p) if "op" in p.text else []
             except InputError as exc:  # an alias bomb: named, never expanded
-                unit.blockers.append(Blocker(p.where, p.line if p.file is None else 1, exc.message))
+                unit.blockers.append(
+                    Blocker(p.where, p.line if p.file is None else 1, f"the patch holds {exc.message}")
+                )
                 continue
             if found:
                 unit.device_patches.append(DevicePatch(p, d, found, node.kind == "Component"))
@@ -222,8 +224,9 @@ def _unit(
             )
         try:
             written = transformer_fields(node, _transformer_texts(graph, node), rules)
-        except InputError as exc:  # an alias bomb in a transformer's patch: named, never expanded
-            unit.blockers.append(Blocker(node.file, node.line_of("transformers"), exc.message))
+        except InputError as exc:  # an alias bomb in a transformer's configuration: named, never expanded
+            what = f"a transformer of {out.display(node.file)} holds {exc.message}"
+            unit.blockers.append(Blocker(node.file, node.line_of("transformers"), what))
             written = []
         for file, f in written:
             unit.blockers.append(
@@ -235,7 +238,13 @@ def _unit(
                     "kustomize-device-field",
                 )
             )
-        for f in replacement_fields(node, rules):
+        try:
+            replaced = replacement_fields(node, rules)
+        except InputError as exc:  # an alias bomb in a replacements file: named, never expanded
+            what = f"a replacements file of {out.display(node.file)} holds {exc.message}"
+            unit.blockers.append(Blocker(node.file, node.line_of("replacements"), what))
+            replaced = []
+        for f in replaced:
             unit.blockers.append(
                 Blocker(
                     node.file,
