@@ -487,3 +487,29 @@ def test_a_replacements_file_that_is_an_alias_bomb_is_named_in_seconds(tmp_path:
 
     assert time.process_time() - started < 5
     assert [f for f in found if "alias bomb" in f.message and f.rule == "kustomize-unproven"], found
+
+
+def test_a_configurations_file_that_is_an_alias_bomb_is_named_in_seconds(tmp_path: Path) -> None:
+    """A 25 KB configurations file whose 3,000 aliased nameReference entries each hold 3,000 aliased fieldSpecs into
+    limits: the check for fieldSpecs that write into a resources section looked at each of the 9 million and
+    searched the file's lines for each, past 100 s. Such a file is now named without being expanded."""
+    import time
+
+    from dramigrate.kustomize.scan import patch_findings, scan
+
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "d.yaml").write_text(CPU_DEPLOYMENT)
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n- d.yaml\n")
+    (tmp_path / "overlay").mkdir()
+    text = "x0: &f\n  path: spec/template/spec/containers[]/resources/limits\n  create: true\n"
+    text += "".join(f"  k{i}: v\n" for i in range(100))  # each alias of it decodes 200 values: a bomb at once
+    text += "x1: &s\n  kind: X\n  fieldSpecs: [" + ", ".join(["*f"] * 3000) + "]\n"
+    (tmp_path / "overlay" / "conf.yaml").write_text(text + "nameReference: [" + ", ".join(["*s"] * 3000) + "]\n")
+    (tmp_path / "overlay" / "kustomization.yaml").write_text("resources:\n- ../base\nconfigurations:\n- conf.yaml\n")
+    _, rules = _rules()
+    started = time.process_time()
+
+    found = patch_findings(scan([str(p.resolve()) for p in tmp_path.rglob("*.yaml")], rules), rules)
+
+    assert time.process_time() - started < 5
+    assert [f for f in found if "alias bomb" in f.message and f.rule == "kustomize-unproven"], found

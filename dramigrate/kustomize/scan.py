@@ -212,7 +212,13 @@ def _unit(
                         "kustomize-device-field",
                     )
                 )
-        for file, f in written_keys_fields(node):
+        try:
+            keyed = written_keys_fields(node)
+        except InputError as exc:  # an alias bomb in a configurations file: named, never expanded
+            what = f"a configurations file of {out.display(node.file)} holds {exc.message}"
+            unit.blockers.append(Blocker(node.file, node.line_of("configurations"), what))
+            keyed = []
+        for file, f in keyed:
             unit.blockers.append(
                 Blocker(
                     file,
