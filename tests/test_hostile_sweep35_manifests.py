@@ -513,3 +513,24 @@ def test_a_configurations_file_that_is_an_alias_bomb_is_named_in_seconds(tmp_pat
 
     assert time.process_time() - started < 5
     assert [f for f in found if "alias bomb" in f.message and f.rule == "kustomize-unproven"], found
+
+
+@pytest.mark.parametrize("words", ["# nvidia.com/gpu\n", "# op\n"], ids=["device-word", "operations"])
+def test_a_kustomize_patch_nested_too_deeply_is_named_and_the_run_goes_on(tmp_path: Path, words: str) -> None:
+    """A patch file of 1,000 nested lists ended the whole run in `internal error: RecursionError` (no file named, the
+    good files beside it not checked): the kustomize scan, which runs before any file, composed it whole to look for
+    device fields. It is now named (not read), and the run goes on."""
+    from dramigrate.kustomize.scan import patch_findings, scan
+
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "d.yaml").write_text(CPU_DEPLOYMENT)
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n- d.yaml\n")
+    (tmp_path / "overlay").mkdir()
+    (tmp_path / "overlay" / "deep.yaml").write_text(words + "[" * 1000 + "]" * 1000 + "\n")
+    (tmp_path / "overlay" / "kustomization.yaml").write_text("resources:\n- ../base\npatches:\n- path: deep.yaml\n")
+    _, rules = _rules()
+
+    found = patch_findings(scan([str(p.resolve()) for p in tmp_path.rglob("*.yaml")], rules), rules)
+
+    said = [(f.rule, Path(f.file).name) for f in found]
+    assert said == ([("kustomize-unproven", "deep.yaml")] if "gpu" in words else []), found

@@ -42,6 +42,8 @@ def _compose_all(text: str) -> list[yaml.Node]:
         nodes = [n for n in yaml.compose_all(text, Loader=yaml.SafeLoader) if n is not None]
     except yaml.YAMLError:
         return []
+    except RecursionError as exc:  # thousands of nested collections: named, as the run goes on
+        raise InputError("values nested too deeply to read: not read, and nothing of its graph is written") from exc
     if "*" in text and any(excessive_aliasing(n) for n in nodes):
         raise InputError(
             "aliases that expand to nearly every value of it (a YAML alias bomb): not read, and nothing of its "

@@ -56,7 +56,7 @@ class Patch:
             return False
         try:
             data = yaml.safe_load(self.text)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError):  # nested too deeply: fields._compose_all names it
             return False
         return isinstance(data, list)
 
