@@ -517,7 +517,7 @@ def test_a_configurations_file_that_is_an_alias_bomb_is_named_in_seconds(tmp_pat
 
 @pytest.mark.parametrize("words", ["# nvidia.com/gpu\n", "# op\n"], ids=["device-word", "operations"])
 def test_a_kustomize_patch_nested_too_deeply_is_named_and_the_run_goes_on(tmp_path: Path, words: str) -> None:
-    """A patch file of 1,000 nested lists ended the whole run in `internal error: RecursionError` (no file named, the
+    """A patch file of 600 nested lists ended the whole run in `internal error: RecursionError` (no file named, the
     good files beside it not checked): the kustomize scan, which runs before any file, composed it whole to look for
     device fields. It is now named (not read), and the run goes on."""
     from dramigrate.kustomize.scan import patch_findings, scan
@@ -526,7 +526,7 @@ def test_a_kustomize_patch_nested_too_deeply_is_named_and_the_run_goes_on(tmp_pa
     (tmp_path / "base" / "d.yaml").write_text(CPU_DEPLOYMENT)
     (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n- d.yaml\n")
     (tmp_path / "overlay").mkdir()
-    (tmp_path / "overlay" / "deep.yaml").write_text(words + "[" * 1000 + "]" * 1000 + "\n")
+    (tmp_path / "overlay" / "deep.yaml").write_text(words + "[" * 600 + "]" * 600 + "\n")
     (tmp_path / "overlay" / "kustomization.yaml").write_text("resources:\n- ../base\npatches:\n- path: deep.yaml\n")
     _, rules = _rules()
 
