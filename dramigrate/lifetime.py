@@ -228,7 +228,9 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-_HELD = frozenset({signal.SIGINT, signal.SIGTERM})
+# the stops: Ctrl-C, SIGTERM (a CI job cancelled), SIGHUP (the terminal or the ssh session closed)
+_STOPS = (signal.SIGTERM, signal.SIGINT, *((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()))
+_HELD = frozenset(_STOPS)
 
 
 @contextlib.contextmanager
@@ -255,7 +257,11 @@ def release_signals() -> None:
 
 
 class Stopped(KeyboardInterrupt):
-    """SIGTERM while fix writes (a CI job cancelled), raised as Ctrl-C is."""
+    """SIGTERM (a CI job cancelled) or SIGHUP (its terminal closed) during a run, raised as Ctrl-C is."""
+
+    def __init__(self, name: str = "SIGTERM") -> None:
+        super().__init__(name)
+        self.name = name
 
 
 def stop_name(exc: KeyboardInterrupt) -> str:
@@ -263,7 +269,12 @@ def stop_name(exc: KeyboardInterrupt) -> str:
     the first one's."""
     if isinstance(exc.__cause__, KeyboardInterrupt):
         return stop_name(exc.__cause__)
-    return "SIGTERM" if isinstance(exc, Stopped) else "Ctrl-C"
+    return exc.name if isinstance(exc, Stopped) else "Ctrl-C"
+
+
+def stop_code(name: str) -> int:
+    """The exit code of a run a stop ended: 128 + the signal's number, as a shell gives it (130 for Ctrl-C)."""
+    return 128 + (signal.SIGINT if name == "Ctrl-C" else signal.Signals[name])
 
 
 @dataclass
@@ -271,14 +282,14 @@ class StopState:
     """What sigterm_raises's block knows of a stop: the signal ("SIGTERM", "Ctrl-C"; "" until one came), and, while a
     wait on threads is under way, the event a stop sets instead of raising."""
 
-    signal: str = ""
+    signal: str = ""  # "SIGTERM", "SIGHUP", "Ctrl-C"
     quiet: threading.Event | None = None
 
 
 @contextlib.contextmanager
 def sigterm_raises() -> Iterator[StopState]:
-    """SIGTERM raises Stopped in the block (in the main thread), as Ctrl-C raises KeyboardInterrupt: the writes
-    under way end, the others do not start, and the report says which files were written. Python's default ended
+    """SIGTERM and SIGHUP raise Stopped in the block (in the main thread), as Ctrl-C raises KeyboardInterrupt: the
+    writes under way end, the others do not start, and the report says which files were written. Python's default ended
     the process at once, and nothing said which of the files were rewritten. Once stopped, the run ends with that
     report: a further SIGTERM or Ctrl-C is ignored (Ctrl-C pressed twice, or a CI runner's SIGINT then SIGTERM, cut
     the wait for the writes under way short, and no report named the files already rewritten). While the yielded
@@ -292,17 +303,17 @@ def sigterm_raises() -> Iterator[StopState]:
 
     def stop(signum: int, frame: Any) -> None:
         end_programs()
-        interrupt = Stopped() if signum == signal.SIGTERM else KeyboardInterrupt()
+        interrupt = KeyboardInterrupt() if signum == signal.SIGINT else Stopped(signal.Signals(signum).name)
         state.signal = stop_name(interrupt)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for other in before:
+            signal.signal(other, signal.SIG_IGN)
         if state.quiet is not None:
             state.quiet.set()
             return
         raise interrupt
 
     # a signal ignored already (SIGINT of a job started in the background) stays ignored
-    before = {s: h for s in (signal.SIGTERM, signal.SIGINT) if (h := signal.getsignal(s)) not in (signal.SIG_IGN, None)}
+    before = {s: h for s in _STOPS if (h := signal.getsignal(s)) not in (signal.SIG_IGN, None)}
     for signum in before:
         signal.signal(signum, stop)
     try:
