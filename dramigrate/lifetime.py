@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,6 +58,7 @@ _lock = threading.Lock()
 _janitor: tuple[int, subprocess.Popen[bytes]] | None = None  # (the pid that started it, the janitor)
 _running: set[subprocess.Popen[Any]] = set()  # what spawn started and reap has not ended yet
 _ended = False  # end_programs ran: spawn starts nothing more
+_workers: weakref.WeakSet[Any] = weakref.WeakSet()  # the worker pools' processes (multiprocessing.Process)
 
 
 def _watch(path: str) -> None:
@@ -214,6 +216,25 @@ def end_programs() -> None:
     for process in list(_running):
         with contextlib.suppress(OSError):
             os.killpg(process.pid, signal.SIGKILL)
+    for worker in list(_workers):  # a pool whose workers are gone is broken: whoever waits on it is told at once
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            worker.kill()
+
+
+def watch_workers(processes: Any) -> None:
+    """The processes of a worker pool (multiprocessing.Process), which end_programs kills: a worker ignores the
+    stops itself (ignore_stops), so the run's end does not wait for the work still queued in it."""
+    _workers.update(processes)
+
+
+def ignore_stops() -> None:
+    """In a worker forked under signals_held, before release_signals: Ctrl-C, SIGTERM and SIGHUP are for the run,
+    not for its workers, which the run ends (end_programs) or which die with it. A terminal's Ctrl-C and a CI
+    runner's SIGTERM reach the whole process group: each idle worker printed a traceback of its own (KeyboardInterrupt
+    in multiprocessing's queue), and one stopped while it held the queue's lock left the others waiting for it for
+    ever, and the run's exit with them."""
+    for signum in _STOPS:
+        signal.signal(signum, signal.SIG_IGN)
 
 
 def die_with_parent(parent: int) -> None:
