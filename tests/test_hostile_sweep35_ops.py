@@ -130,3 +130,39 @@ def test_ctrl_c_of_a_large_run_stops_its_workers_without_a_traceback(tmp_path: P
     assert "Traceback" not in text and "KeyboardInterrupt" not in text, text
     assert "stopped (Ctrl-C)" in text, text
     assert processes_left(marker) == []
+
+
+def _not_a_file(config: Path, how: str) -> None:
+    if how == "folder":
+        config.mkdir()
+    elif how == "fifo":
+        os.mkfifo(config)
+    elif how == "dangling-link":
+        config.symlink_to("gone.yaml")
+    else:  # a link to a folder of the repository
+        (config.parent / "k8s").mkdir()
+        config.symlink_to("k8s")
+
+
+@pytest.mark.parametrize("how", ["folder", "fifo", "dangling-link", "link-to-a-folder"])
+def test_a_config_name_that_is_no_file_is_refused_by_name(tmp_path: Path, how: str) -> None:
+    """A `.dramigrate.yaml` that is a folder, a FIFO, a dangling link or a link to a folder was passed over without a
+    word: the run went on without the repository's settings (its excludes, disabled rules, classes file), or took a
+    parent folder's config instead, and exited as if configured. It is now bad config, named: the run checks
+    nothing and exits 2, as for a config it cannot read."""
+    from dramigrate.config import load_settings
+    from dramigrate.findings import InputError
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".dramigrate.yaml").write_text("exclude: ['**']\n")  # the one above, which must not stand in
+    work = repo / "work"
+    work.mkdir()
+    config = work / ".dramigrate.yaml"
+    _not_a_file(config, how)
+
+    with pytest.raises(InputError) as raised:
+        load_settings(None, work, trusted=False)
+
+    assert raised.value.file == str(config)
+    assert "not read" in raised.value.message, raised.value.message
