@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
+    from concurrent.futures import Future
 
 _JANITOR = (
     "import os,shutil,signal,sys\n"
@@ -235,6 +236,18 @@ def ignore_stops() -> None:
     ever, and the run's exit with them."""
     for signum in _STOPS:
         signal.signal(signum, signal.SIG_IGN)
+
+
+def as_completed(futures: Iterable[Future[Any]]) -> Iterator[Future[Any]]:
+    """concurrent.futures.as_completed in short waits: the kernel may give a stop (Ctrl-C, SIGTERM) to any thread, and
+    Python runs its handler only in the main thread, once that wakes up; waiting for a kustomize build without a
+    limit, the run ended at the build's 30 s limit, not at the stop."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
+        yield from done
 
 
 def die_with_parent(parent: int) -> None:

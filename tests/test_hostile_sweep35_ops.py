@@ -166,3 +166,64 @@ def test_a_config_name_that_is_no_file_is_refused_by_name(tmp_path: Path, how: s
 
     assert raised.value.file == str(config)
     assert "not read" in raised.value.message, raised.value.message
+
+
+def _to_threads_but_main(pid: int, signum: int) -> int:
+    """Send signum to each thread of pid but its main one (tgkill), as the kernel may deliver a signal sent to the
+    process; how many threads got it."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    sent = 0
+    for tid in (int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) != pid):
+        sent += libc.syscall(234, pid, tid, signum) == 0  # SYS_tgkill on x86_64
+    return sent
+
+
+@pytest.mark.parametrize("others", [0, 420])  # 420: past the pre-filter's 400, the builds run beside the workers
+def test_a_stop_the_kernel_gives_to_another_thread_ends_a_kustomize_build_at_once(tmp_path: Path, others: int) -> None:
+    """The kernel gives a signal sent to a process to any of its threads. When a thread building a kustomization got
+    the stop, Python's handler ran only once the main thread woke up, and the main thread waited for the building
+    thread without a time limit: the run ended at the build's 30 s limit, not at the stop (one stop in ten of
+    test_a_stop_during_a_kustomize_build_ends_the_run_at_once on a loaded machine). The main thread now wakes up to
+    see a stop while it waits, whether it runs the builds or waits for the thread that does."""
+    import platform
+
+    from conftest import base_and_overlay
+
+    if platform.machine() != "x86_64" or not Path("/proc/self/task").is_dir():
+        pytest.skip("sends the stop with tgkill, syscall 234 on x86_64 Linux")
+    tree = tmp_path / "tree"
+    (tree / "many").mkdir(parents=True)
+    for i in range(others):
+        (tree / "many" / f"c{i}.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n")
+    (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    base_and_overlay(tree, "resources:\n- ../base\n")
+    kubectl = tmp_path / "kubectl"
+    kubectl.write_text(SLOW_KUBECTL)
+    kubectl.chmod(0o755)
+    started = tmp_path / "started"
+    process = subprocess.Popen(
+        [dramigrate_executable(), "diff", ".", "--kustomize-binary", str(kubectl)],
+        cwd=tree,
+        env={**ENV, "STARTED": str(started)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.02)
+        assert started.exists(), "the kustomize build never started"
+        assert _to_threads_but_main(process.pid, signal.SIGINT), "no thread but the main one"
+        stopped_at = time.monotonic()
+        _, err = process.communicate(timeout=60)
+        took = time.monotonic() - stopped_at
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+    assert took < 10, f"the run ended {took:.1f} s after the stop"
+    assert process.returncode == 130, (process.returncode, err.decode())
+    assert "stopped (Ctrl-C)" in err.decode()
