@@ -212,6 +212,9 @@ def _regular_values_files(paths: list[Path]) -> None:
 
 
 def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
+    from dramigrate.writer import start_run
+
+    start_run()
     MESSAGES.quiet, MESSAGES.verbose = opts.quiet, opts.verbose
     reports = report_specs(opts, command)
     trusted = opts.trust_config and not opts.untrusted and not in_ci()

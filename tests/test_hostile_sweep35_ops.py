@@ -227,3 +227,55 @@ def test_a_stop_the_kernel_gives_to_another_thread_ends_a_kustomize_build_at_onc
     assert took < 10, f"the run ended {took:.1f} s after the stop"
     assert process.returncode == 130, (process.returncode, err.decode())
     assert "stopped (Ctrl-C)" in err.decode()
+
+
+def test_a_second_fix_in_the_same_process_cleans_the_folders_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A program embedding dramigrate that called fix twice saw the first run's memos in the second: the folders
+    the first run had cleaned of dead runs' temp files were not cleaned again, and each folder's state (immutable,
+    read-only, not writable) was the first run's. Each run now starts with none."""
+    from dramigrate import commands
+    from dramigrate.commands import Options
+
+    (tmp_path / "a.yaml").write_text(ONE_GPU_POD.format(name="a"))
+    assert commands.do_fix(Options([str(tmp_path)])) == 0
+    dead = 2**22 + 1  # above Linux's largest process number: no process has it
+    stale = tmp_path / f".b.yaml.{dead}.0c79a371.dramigrate"  # a temp file a run killed before its rename left
+    stale.write_text("half")
+    (tmp_path / "b.yaml").write_text(ONE_GPU_POD.format(name="b"))
+
+    assert commands.do_fix(Options([str(tmp_path)])) == 0
+    capsys.readouterr()
+
+    assert "resourceClaims" in (tmp_path / "b.yaml").read_text()
+    assert not stale.exists()
+
+
+def test_a_second_run_in_the_same_process_sees_a_folder_made_immutable_since(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first run found the folder writable; made immutable since (chattr +i), the second run's lint still
+    called its request fixable and fix failed mid-run naming its own temp file. Each run now looks again."""
+    import json
+    import shutil
+
+    from dramigrate import commands
+    from dramigrate.commands import Options
+
+    folder = tmp_path / "k8s"
+    folder.mkdir()
+    (folder / "a.yaml").write_text(ONE_GPU_POD.format(name="a"))
+    assert commands.do_lint(Options([str(folder)]), None) == 1
+    chattr = shutil.which("chattr")
+    if chattr is None or subprocess.run([chattr, "+i", folder], capture_output=True, check=False).returncode:
+        pytest.skip("chattr cannot set folder attributes here (not root, or a file system without them)")
+    try:
+        capsys.readouterr()
+        commands.do_lint(Options([str(folder)], format=["json"]), None)
+        report = json.loads(capsys.readouterr().out)
+    finally:
+        subprocess.run([chattr, "-i", folder], check=True)
+
+    [finding] = [f for f in report["findings"] if f["rule"] == "legacy-device-request"]
+    assert "immutable" in finding["message"], finding
