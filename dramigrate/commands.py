@@ -22,7 +22,7 @@ from dramigrate.config import (
 from dramigrate.engine import RunResult, classes_warning, needed_classes, run
 from dramigrate.findings import Finding, InputError, Severity
 from dramigrate.report import FORMATS, summary, worst
-from dramigrate.report.escape import plain
+from dramigrate.report.escape import clipped, plain
 from dramigrate.rules import RuleSet, load_rules, report_only_overrides, shipped_rule_files, validate_rule_file
 from dramigrate.sources import STDIN as STDIN_PATH
 from dramigrate.sources import Inputs, expand
@@ -562,7 +562,7 @@ def _drop_known(ctx: Context, opts: Options, result: RunResult) -> dict[str, Any
     if outcome.stale:
         MESSAGES.warn(
             f"{sum(e['count'] for e in outcome.stale)} baseline entr(y/ies) fixed since (stale; refresh the baseline "
-            "with --write-baseline): " + "; ".join(baseline.describe(e) for e in outcome.stale)
+            "with --write-baseline): " + baseline.listed(outcome.stale)
         )
     return {"file": str(opts.baseline), "known": len(outcome.known), "stale": outcome.stale}
 
@@ -1406,7 +1406,7 @@ def do_explain(rule_id: str) -> int:
 
         close = difflib.get_close_matches(rule_id, list(rules), n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else "; `dramigrate rules list` lists them"
-        raise InputError(f"no finding rule {rule_id!r}{hint}")
+        raise InputError(f"no finding rule {clipped(rule_id)!r}{hint}")
     r = rules[rule_id]
     print(f"{r.id}: {r.summary}")
     print(f"severity: {r.severity}; {'fix resolves it' if r.fixable else 'fix does not resolve it (manual work)'}")

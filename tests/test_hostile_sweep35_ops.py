@@ -279,3 +279,34 @@ def test_a_second_run_in_the_same_process_sees_a_folder_made_immutable_since(
 
     [finding] = [f for f in report["findings"] if f["rule"] == "legacy-device-request"]
     assert "immutable" in finding["message"], finding
+
+
+def test_a_message_quotes_a_bounded_part_of_its_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A baseline of thousands of entries nothing matches any more was named whole on one line of standard error
+    (200,000 entries: 15 MB), and `dramigrate explain` of a 100 KB argument quoted all of it back. A message now
+    names ten stale entries and counts the rest (the JSON report lists each), and quotes an argument in part."""
+    import json
+
+    from dramigrate import commands
+    from dramigrate.commands import Options
+    from dramigrate.findings import InputError
+
+    entries = [
+        {"file": f"gone{i}.yaml", "kind": "Pod", "namespace": "", "name": f"p{i}", "container": "app"}
+        | {"resource": "nvidia.com/gpu", "rule": "legacy-device-request", "count": 1}
+        for i in range(2000)
+    ]
+    known = tmp_path / "baseline.json"
+    known.write_text(json.dumps({"version": 1, "findings": entries}))
+    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+    report = tmp_path / "report.json"
+
+    commands.do_lint(Options([str(tmp_path / "a.yaml")], baseline=known, format=[f"json={report}"]), None)
+    err = capsys.readouterr().err
+    with pytest.raises(InputError) as raised:
+        commands.do_explain("x" * 100_000)
+
+    assert "2000 baseline entr(y/ies) fixed since" in err and "and 1,990 more" in err, err[:500]
+    assert len(err) < 5000, len(err)
+    assert len(json.loads(report.read_text())["baseline"]["stale"]) == 2000
+    assert len(raised.value.message) < 1000 and "more characters" in raised.value.message
