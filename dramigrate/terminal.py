@@ -8,10 +8,10 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
+from dramigrate.findings import MESSAGE_LIMIT
 from dramigrate.report.escape import clipped, plain
 
 COLOR_MODES = ("auto", "always", "never")
-MESSAGE_LIMIT = 4000  # characters of one message on standard error
 
 
 def use_color(stream: TextIO, mode: str = "auto") -> bool:

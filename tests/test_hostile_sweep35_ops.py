@@ -310,3 +310,31 @@ def test_a_message_quotes_a_bounded_part_of_its_input(tmp_path: Path, capsys: py
     assert len(err) < 5000, len(err)
     assert len(json.loads(report.read_text())["baseline"]["stale"]) == 2000
     assert len(raised.value.message) < 1000 and "more characters" in raised.value.message
+
+
+def test_a_report_quotes_a_bounded_part_of_a_huge_count_or_config_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A device count of 300,000 digits was quoted whole in its finding (a 300 KB message), and a config's 300 KB
+    setting name twice in the text report and once on standard error. A message now quotes at most 8,000
+    characters of it and counts the rest."""
+    import json
+
+    from dramigrate import commands
+    from dramigrate.commands import Options
+    from dramigrate.config import load_settings
+    from dramigrate.findings import InputError
+
+    huge = tmp_path / "huge.yaml"
+    huge.write_text(ONE_GPU_POD.format(name="p").replace("gpu: 1", 'gpu: "' + "1" * 20_000 + '"'))
+    report = tmp_path / "report.json"
+    commands.do_lint(Options([str(huge)], format=[f"json={report}"]), None)
+    capsys.readouterr()
+    (tmp_path / ".dramigrate.yaml").write_text("? " + "k" * 20_000 + "\n: 1\n")
+    with pytest.raises(InputError) as raised:
+        load_settings(None, tmp_path)
+
+    [finding] = json.loads(report.read_text())["findings"]
+    assert finding["rule"] == "invalid-count" and "more characters" in finding["message"]
+    assert len(finding["message"]) < 10_000
+    assert "unknown setting" in raised.value.message and len(raised.value.message) < 10_000
