@@ -119,7 +119,10 @@ class Context:
 
 
 def _err(message: str) -> None:
-    print(message, file=sys.stderr)
+    """A line on standard error; dropped when standard error is gone (the terminal closed: SIGHUP), where it ended
+    the run with exit 1 instead of the stop's code."""
+    with contextlib.suppress(OSError):
+        print(message, file=sys.stderr)
 
 
 def report_specs(opts: Options, command: str) -> list[ReportSpec]:

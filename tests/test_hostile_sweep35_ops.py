@@ -347,3 +347,30 @@ def test_a_report_quotes_a_bounded_part_of_a_huge_count_or_config_key(
     assert finding["rule"] == "invalid-count" and "more characters" in finding["message"]
     assert len(finding["message"]) < 10_000
     assert "unknown setting" in raised.value.message and len(raised.value.message) < 10_000
+
+
+def test_a_hangup_after_the_terminal_closed_ends_the_run_with_its_code(tmp_path: Path) -> None:
+    """The terminal (an ssh session) closed, then SIGHUP: saying the stop on standard error, gone with the terminal,
+    failed (EIO), and the run ended with exit 1 as if it had findings. It now ends with SIGHUP's 129, the line that
+    could not be shown dropped."""
+    import pty
+
+    if not Path("/proc/self/syscall").exists():
+        pytest.skip("no /proc/PID/syscall to see the run wait on standard input")
+    terminal, side = pty.openpty()
+    process = subprocess.Popen(
+        [dramigrate_executable(), "lint", "-"], cwd=tmp_path, env=ENV, stdin=subprocess.PIPE, stdout=side, stderr=side
+    )
+    os.close(side)
+    try:
+        deadline = time.monotonic() + 60
+        while not _blocked_reading_stdin(process.pid) and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.02)
+        os.close(terminal)
+        process.send_signal(signal.SIGHUP)
+        process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+    assert process.returncode == 128 + signal.SIGHUP
