@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from dramigrate.findings import Finding, InputError
+from dramigrate.report.escape import clipped
 
 VERSION = 1
 FIELDS = ("file", "kind", "namespace", "name", "container", "resource", "rule")
@@ -100,6 +101,17 @@ def apply(findings: list[Finding], baseline: Counter[Key]) -> Outcome:
             out.new.append(f)
     out.stale = [{**dict(zip(FIELDS, k, strict=True)), "count": n} for k, n in sorted(left.items()) if n > 0]
     return out
+
+
+STALE_SHOWN = 10  # stale entries a message names; the JSON report lists each
+
+
+def listed(entries: list[dict[str, Any]]) -> str:
+    """Entries for a message: the first STALE_SHOWN, each bounded, and how many more (200,000 stale entries were one
+    line of 15 MB on standard error)."""
+    shown = "; ".join(clipped(describe(e)) for e in entries[:STALE_SHOWN])
+    more = len(entries) - STALE_SHOWN
+    return shown + (f"; and {more:,} more (the JSON report lists each)" if more > 0 else "")
 
 
 def describe(entry: dict[str, Any]) -> str:

@@ -469,10 +469,11 @@ def _main(
 
 
 def _fail(message: str) -> None:
-    from dramigrate.report.escape import plain  # a message quotes input (a config key, an inventory's names)
+    from dramigrate.findings import MESSAGE_LIMIT
+    from dramigrate.report.escape import clipped, plain  # a message quotes input (a config key, an inventory's names)
 
     # on one line: a line break of the input (a config key) must not start a line GitHub Actions obeys as a command
-    print(f"dramigrate: {plain(message, False)}", file=sys.stderr)
+    print(f"dramigrate: {plain(clipped(message, MESSAGE_LIMIT), False)}", file=sys.stderr)
     raise typer.Exit(2)
 
 

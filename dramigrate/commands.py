@@ -22,7 +22,7 @@ from dramigrate.config import (
 from dramigrate.engine import RunResult, classes_warning, needed_classes, run
 from dramigrate.findings import Finding, InputError, Severity
 from dramigrate.report import FORMATS, summary, worst
-from dramigrate.report.escape import plain
+from dramigrate.report.escape import clipped, plain
 from dramigrate.rules import RuleSet, load_rules, report_only_overrides, shipped_rule_files, validate_rule_file
 from dramigrate.sources import STDIN as STDIN_PATH
 from dramigrate.sources import Inputs, expand
@@ -30,7 +30,7 @@ from dramigrate.terminal import MESSAGES, use_color
 from dramigrate.versions import Target
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from typing import TextIO
 
     from dramigrate.ahead import Ahead
@@ -119,7 +119,10 @@ class Context:
 
 
 def _err(message: str) -> None:
-    print(message, file=sys.stderr)
+    """A line on standard error; dropped when standard error is gone (the terminal closed: SIGHUP), where it ended
+    the run with exit 1 instead of the stop's code."""
+    with contextlib.suppress(OSError):
+        print(message, file=sys.stderr)
 
 
 def report_specs(opts: Options, command: str) -> list[ReportSpec]:
@@ -212,6 +215,9 @@ def _regular_values_files(paths: list[Path]) -> None:
 
 
 def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
+    from dramigrate.writer import start_run
+
+    start_run()
     MESSAGES.quiet, MESSAGES.verbose = opts.quiet, opts.verbose
     reports = report_specs(opts, command)
     trusted = opts.trust_config and not opts.untrusted and not in_ci()
@@ -559,7 +565,7 @@ def _drop_known(ctx: Context, opts: Options, result: RunResult) -> dict[str, Any
     if outcome.stale:
         MESSAGES.warn(
             f"{sum(e['count'] for e in outcome.stale)} baseline entr(y/ies) fixed since (stale; refresh the baseline "
-            "with --write-baseline): " + "; ".join(baseline.describe(e) for e in outcome.stale)
+            "with --write-baseline): " + baseline.listed(outcome.stale)
         )
     return {"file": str(opts.baseline), "known": len(outcome.known), "stale": outcome.stale}
 
@@ -843,9 +849,14 @@ def _exit(result: RunResult, fail_on: Severity, exit_zero: bool = False) -> int:
 
 
 def do_lint(opts: Options, fail_on: Severity | None) -> int:
+    return said_stops(
+        "lint", lambda: _execute(opts, fix=False, writes=False, command="lint"), lambda run: _lint(opts, fail_on, *run)
+    )
+
+
+def _lint(opts: Options, fail_on: Severity | None, ctx: Context, result: RunResult) -> int:
     from dramigrate.fixrefusal import lint_refusals
 
-    ctx, result = _execute(opts, fix=False, writes=False, command="lint")
     lint_refusals(result.files, ctx.charts, _trees(opts), result.kustomize)  # not "(fixable)" if fix would refuse
     if fail_on is None:  # the config file's fail-on, else errors only
         fail_on = Severity(ctx.settings.fail_on)
@@ -874,9 +885,14 @@ def _show_diff(patch: TextIO | None, name: str, before: str, after: str) -> None
 
 
 def do_diff(opts: Options, check: bool) -> int:
+    return said_stops(
+        "diff", lambda: _execute(opts, fix=True, writes=False, command="diff"), lambda run: _diff(opts, check, *run)
+    )
+
+
+def _diff(opts: Options, check: bool, ctx: Context, result: RunResult) -> int:
     from dramigrate.report.html import FileChange
 
-    ctx, result = _execute(opts, fix=True, writes=False, command="diff")
     roots = _trees(opts)
     _refused_by_fix(roots, result)
     # the unified diff goes to standard output, unless a report goes there (then: --format text, or a report file)
@@ -1003,32 +1019,36 @@ def _check_backup_suffix(suffix: str) -> None:
 
 
 def do_fix(opts: Options) -> int:
-    """fix, a stop (SIGTERM, Ctrl-C) said on standard error whenever it comes: before the writes it ends the run at
-    once, saying that no file was written (a cancelled CI job's log said nothing: SIGTERM killed the process, Ctrl-C
-    ended it with 130); during them, as _write_files and _write_charts say; after them, once the report of what was
-    written is out. The exit code is then 128 + the signal."""
+    """fix, a stop said on standard error whenever it comes (said_stops): during the writes, as _write_files and
+    _write_charts say."""
+    return said_stops("fix", lambda: _prepare_fix(opts), lambda prepared: _fix(opts, *prepared))
+
+
+def said_stops(command: str, prepare: Callable[[], Any], finish: Callable[[Any], int]) -> int:
+    """A run of lint, diff or fix, a stop (SIGTERM, SIGHUP, Ctrl-C) said on standard error whenever it comes: during
+    prepare (reading and checking, which writes nothing) it ends the run at once, saying that nothing was written (a
+    cancelled CI job's log said nothing: SIGTERM and SIGHUP killed the process, Ctrl-C ended it with 130); during
+    finish (the writes, the reports) the stop waits for finish to end, and the run then says so. The exit code is
+    then 128 + the signal."""
     import threading
 
-    from dramigrate.lifetime import sigterm_raises, stop_name
+    from dramigrate.lifetime import sigterm_raises, stop_code, stop_name
 
     with sigterm_raises() as outer:
         try:
-            prepared = _prepare_fix(opts)
+            prepared = prepare()
         except KeyboardInterrupt as exc:
             stopped = outer.signal or stop_name(exc)
-            _err(f"dramigrate: stopped ({stopped}) before fix wrote anything: no file was written")
-            return _stop_code(stopped)
+            nothing = "no file was written" if command == "fix" else "nothing was written, no report made"
+            _err(f"dramigrate: stopped ({stopped}) before {command} wrote anything: {nothing}")
+            return stop_code(stopped)
         outer.quiet = threading.Event()  # from here a stop waits for the report of what was written
-        code = _fix(opts, *prepared)
+        code = finish(prepared)
         if outer.signal and code < 128:
-            _err(f"dramigrate: stopped ({outer.signal}) as fix ended: the files listed as written are, each whole")
-            return _stop_code(outer.signal)
+            done = "the files listed as written are, each whole" if command == "fix" else "its reports are whole"
+            _err(f"dramigrate: stopped ({outer.signal}) as {command} ended: {done}")
+            return stop_code(outer.signal)
         return code
-
-
-def _stop_code(signal_name: str) -> int:
-    """The exit code of a run a stop ended: 128 + the signal's number, as a shell gives it."""
-    return 128 + (15 if signal_name == "SIGTERM" else 2)
 
 
 def _prepare_fix(
@@ -1116,7 +1136,9 @@ def _fix(
         _err(f"dramigrate: stopped ({stopped}) while writing: the files listed as written are, each whole; no other")
         for chart, stuck in half.items():
             _err(f"dramigrate: {plain(chart, False)} is left half written: {plain(', '.join(stuck), False)} rewritten")
-        return _stop_code(stopped)
+        from dramigrate.lifetime import stop_code
+
+        return stop_code(stopped)
     if opts.post_renderer:  # Helm aborts the install on a non-zero exit: 0 whenever valid YAML was written
         from dramigrate.helm.run import valid_yaml
 
@@ -1387,7 +1409,7 @@ def do_explain(rule_id: str) -> int:
 
         close = difflib.get_close_matches(rule_id, list(rules), n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else "; `dramigrate rules list` lists them"
-        raise InputError(f"no finding rule {rule_id!r}{hint}")
+        raise InputError(f"no finding rule {clipped(rule_id)!r}{hint}")
     r = rules[rule_id]
     print(f"{r.id}: {r.summary}")
     print(f"severity: {r.severity}; {'fix resolves it' if r.fixable else 'fix does not resolve it (manual work)'}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from dramigrate.findings import InputError
 from dramigrate.limits import (
     MAX_FILE_BYTES,
     SETTINGS,
+    NotRegular,
     check_structure,
     expands_within,
     nodes_upto,
@@ -209,10 +211,12 @@ def _kind(value: Any) -> str:
 def find_config(start: Path) -> Path | None:
     """The nearest `.dramigrate.yaml`, or pyproject.toml with [tool.dramigrate], from start upward to the root of
     the repository start is in (the folder with .git): a config above it is not the repository's (a shared runner's
-    work folder, /tmp), and one there excluded every file of the checkout."""
+    work folder, /tmp), and one there excluded every file of the checkout. A config name that is there but is no
+    file (a folder, a FIFO, a dangling link) is the config all the same, which load_settings refuses: skipped, it
+    left the run without the repository's settings, or with a parent folder's, and nothing said so."""
     for folder in (start, *start.parents):
         for name in CONFIG_NAMES:
-            if (folder / name).is_file():
+            if os.path.lexists(folder / name):
                 return folder / name
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file() and _declares_settings(pyproject):
@@ -253,6 +257,12 @@ def load_settings(config: Path | None, cwd: Path, trusted: bool = True) -> Setti
             ) from None
     try:  # a size and a nesting checked before parsing: the parsers take minutes or recurse out of the stack
         text = read_regular(str(path), SETTINGS).decode("utf-8")
+    except NotRegular as exc:
+        raise InputError(f"config is {exc.what}, not a regular file; not read", str(path)) from exc
+    except FileNotFoundError as exc:
+        if not path.is_symlink():
+            raise InputError(f"cannot read config: {exc.strerror}", str(path)) from exc
+        raise InputError("config is a link to a file that does not exist; not read", str(path)) from exc
     except OSError as exc:
         raise InputError(f"cannot read config: {exc.strerror}", str(path)) from exc
     except UnicodeDecodeError as exc:
@@ -363,8 +373,6 @@ CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL",
 
 def in_ci() -> bool:
     """A CI run (the variables CI services set): a repository's config is then never trusted."""
-    import os
-
     return any(os.environ.get(v, "").lower() not in ("", "0", "false") for v in CI_VARIABLES)
 
 

@@ -15,7 +15,7 @@ from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize import Scan, patch_findings, scan
 from dramigrate.kustomize.graph import NAMES as KUSTOMIZATION_NAMES
 from dramigrate.kustomize.graph import under
-from dramigrate.lifetime import die_with_parent, release_signals, signals_held
+from dramigrate.lifetime import die_with_parent, ignore_stops, release_signals, signals_held, watch_workers
 from dramigrate.limits import is_regular
 from dramigrate.migrate import FileResult, Job, failed_file, run_file
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
@@ -52,6 +52,7 @@ def _init(parent: int, settings: Settings, target: Target) -> None:
 
     global _worker
     die_with_parent(parent)
+    ignore_stops()
     release_signals()
     gc.enable()  # forked during the folder walk, it starts with the walk's collector paused (sources.expand)
     if _worker is None or _worker[1:] != (settings, target):
@@ -280,6 +281,7 @@ def worker_pool(rules: RuleSet, settings: Settings, target: Target) -> tuple[Pro
     try:
         with signals_held():
             pool.submit(_ready)  # forks every worker now
+            watch_workers(started.values())
     except (OSError, KeyboardInterrupt) as exc:
         # a worker could not start (too many open files or processes: ulimit -n, ulimit -u): the run ended in an
         # internal error, then waited for ever at its exit for the workers that had started; those are stopped

@@ -46,6 +46,9 @@ class Finding:
     would_fix: bool = False  # diff (a dry run): fix would resolve it; never set together with fixed
     related: list[Location] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.message = _bounded(self.message)
+
     def recast(self, rule: str, message: str) -> Finding:
         """The same place and object under another rule: not fixable, not fixed."""
         return replace(
@@ -84,10 +87,24 @@ class Finding:
         }
 
 
+MESSAGE_LIMIT = 8000  # characters of one message (a finding's, bad input's, one on standard error), whatever it quotes
+
+
+def _bounded(message: str) -> str:
+    """A message quotes its input in part: a 300 KB resource key or count was quoted whole, four times in a JSON
+    report of 1.2 MB, and a config's 300 KB key twice in the text report."""
+    if len(message) <= MESSAGE_LIMIT:
+        return message
+    from dramigrate.report.escape import clipped  # not above: dramigrate.report imports this module
+
+    return clipped(message, MESSAGE_LIMIT)
+
+
 class InputError(Exception):
     """Bad input: reported with file:line, exit code 2, never a traceback."""
 
     def __init__(self, message: str, file: str = "", line: int = 0, column: int = 0, rule: str = "bad-input") -> None:
+        message = _bounded(message)
         super().__init__(message)
         self.message = message
         self.file = file

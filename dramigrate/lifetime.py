@@ -28,12 +28,14 @@ import subprocess
 import sys
 import tempfile
 import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
+    from concurrent.futures import Future
 
 _JANITOR = (
     "import os,shutil,signal,sys\n"
@@ -57,6 +59,7 @@ _lock = threading.Lock()
 _janitor: tuple[int, subprocess.Popen[bytes]] | None = None  # (the pid that started it, the janitor)
 _running: set[subprocess.Popen[Any]] = set()  # what spawn started and reap has not ended yet
 _ended = False  # end_programs ran: spawn starts nothing more
+_workers: weakref.WeakSet[Any] = weakref.WeakSet()  # the worker pools' processes (multiprocessing.Process)
 
 
 def _watch(path: str) -> None:
@@ -214,6 +217,37 @@ def end_programs() -> None:
     for process in list(_running):
         with contextlib.suppress(OSError):
             os.killpg(process.pid, signal.SIGKILL)
+    for worker in list(_workers):  # a pool whose workers are gone is broken: whoever waits on it is told at once
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            worker.kill()
+
+
+def watch_workers(processes: Any) -> None:
+    """The processes of a worker pool (multiprocessing.Process), which end_programs kills: a worker ignores the
+    stops itself (ignore_stops), so the run's end does not wait for the work still queued in it."""
+    _workers.update(processes)
+
+
+def ignore_stops() -> None:
+    """In a worker forked under signals_held, before release_signals: Ctrl-C, SIGTERM and SIGHUP are for the run,
+    not for its workers, which the run ends (end_programs) or which die with it. A terminal's Ctrl-C and a CI
+    runner's SIGTERM reach the whole process group: each idle worker printed a traceback of its own (KeyboardInterrupt
+    in multiprocessing's queue), and one stopped while it held the queue's lock left the others waiting for it for
+    ever, and the run's exit with them."""
+    for signum in _STOPS:
+        signal.signal(signum, signal.SIG_IGN)
+
+
+def as_completed(futures: Iterable[Future[Any]]) -> Iterator[Future[Any]]:
+    """concurrent.futures.as_completed in short waits: the kernel may give a stop (Ctrl-C, SIGTERM) to any thread, and
+    Python runs its handler only in the main thread, once that wakes up; waiting for a kustomize build without a
+    limit, the run ended at the build's 30 s limit, not at the stop."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
+        yield from done
 
 
 def die_with_parent(parent: int) -> None:
@@ -228,7 +262,9 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-_HELD = frozenset({signal.SIGINT, signal.SIGTERM})
+# the stops: Ctrl-C, SIGTERM (a CI job cancelled), SIGHUP (the terminal or the ssh session closed)
+_STOPS = (signal.SIGTERM, signal.SIGINT, *((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()))
+_HELD = frozenset(_STOPS)
 
 
 @contextlib.contextmanager
@@ -255,7 +291,11 @@ def release_signals() -> None:
 
 
 class Stopped(KeyboardInterrupt):
-    """SIGTERM while fix writes (a CI job cancelled), raised as Ctrl-C is."""
+    """SIGTERM (a CI job cancelled) or SIGHUP (its terminal closed) during a run, raised as Ctrl-C is."""
+
+    def __init__(self, name: str = "SIGTERM") -> None:
+        super().__init__(name)
+        self.name = name
 
 
 def stop_name(exc: KeyboardInterrupt) -> str:
@@ -263,7 +303,12 @@ def stop_name(exc: KeyboardInterrupt) -> str:
     the first one's."""
     if isinstance(exc.__cause__, KeyboardInterrupt):
         return stop_name(exc.__cause__)
-    return "SIGTERM" if isinstance(exc, Stopped) else "Ctrl-C"
+    return exc.name if isinstance(exc, Stopped) else "Ctrl-C"
+
+
+def stop_code(name: str) -> int:
+    """The exit code of a run a stop ended: 128 + the signal's number, as a shell gives it (130 for Ctrl-C)."""
+    return 128 + (signal.SIGINT if name == "Ctrl-C" else signal.Signals[name])
 
 
 @dataclass
@@ -271,14 +316,14 @@ class StopState:
     """What sigterm_raises's block knows of a stop: the signal ("SIGTERM", "Ctrl-C"; "" until one came), and, while a
     wait on threads is under way, the event a stop sets instead of raising."""
 
-    signal: str = ""
+    signal: str = ""  # "SIGTERM", "SIGHUP", "Ctrl-C"
     quiet: threading.Event | None = None
 
 
 @contextlib.contextmanager
 def sigterm_raises() -> Iterator[StopState]:
-    """SIGTERM raises Stopped in the block (in the main thread), as Ctrl-C raises KeyboardInterrupt: the writes
-    under way end, the others do not start, and the report says which files were written. Python's default ended
+    """SIGTERM and SIGHUP raise Stopped in the block (in the main thread), as Ctrl-C raises KeyboardInterrupt: the
+    writes under way end, the others do not start, and the report says which files were written. Python's default ended
     the process at once, and nothing said which of the files were rewritten. Once stopped, the run ends with that
     report: a further SIGTERM or Ctrl-C is ignored (Ctrl-C pressed twice, or a CI runner's SIGINT then SIGTERM, cut
     the wait for the writes under way short, and no report named the files already rewritten). While the yielded
@@ -292,17 +337,17 @@ def sigterm_raises() -> Iterator[StopState]:
 
     def stop(signum: int, frame: Any) -> None:
         end_programs()
-        interrupt = Stopped() if signum == signal.SIGTERM else KeyboardInterrupt()
+        interrupt = KeyboardInterrupt() if signum == signal.SIGINT else Stopped(signal.Signals(signum).name)
         state.signal = stop_name(interrupt)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for other in before:
+            signal.signal(other, signal.SIG_IGN)
         if state.quiet is not None:
             state.quiet.set()
             return
         raise interrupt
 
     # a signal ignored already (SIGINT of a job started in the background) stays ignored
-    before = {s: h for s in (signal.SIGTERM, signal.SIGINT) if (h := signal.getsignal(s)) not in (signal.SIG_IGN, None)}
+    before = {s: h for s in _STOPS if (h := signal.getsignal(s)) not in (signal.SIG_IGN, None)}
     for signum in before:
         signal.signal(signum, stop)
     try:

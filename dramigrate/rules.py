@@ -22,6 +22,7 @@ from dramigrate.limits import (
     read_regular,
     regex_problem,
 )
+from dramigrate.report.escape import clipped
 from dramigrate.validate import DNS_LABEL
 
 # Resources the kubelet and scheduler handle natively: never device requests.
@@ -266,15 +267,10 @@ def validate_rule_file(path: Path, data: Any) -> list[str]:
     errors = []
     for err in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
         where = ".".join(str(p) for p in err.absolute_path) or "(top)"
-        errors.append(f"{path}: {where}: {shorten(err.message)}")
+        errors.append(f"{path}: {where}: {clipped(err.message, 300)}")  # it quotes the value (thousands of entries)
     if data["kind"] == "RulePack" and not errors:
         errors.extend(_check_selectors(path, data))
     return errors
-
-
-def shorten(message: str, limit: int = 300) -> str:
-    """A schema message, which quotes the value it refuses (a list of thousands of entries), cut to limit."""
-    return message if len(message) <= limit else message[: limit - 3] + "..."
 
 
 def _check_selectors(path: Path, data: dict[str, Any]) -> list[str]:

@@ -8,7 +8,8 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
-from dramigrate.report.escape import plain
+from dramigrate.findings import MESSAGE_LIMIT
+from dramigrate.report.escape import clipped, plain
 
 COLOR_MODES = ("auto", "always", "never")
 
@@ -49,7 +50,8 @@ class Messages:
             self._say(message)
 
     def _say(self, message: str) -> None:
-        print(f"dramigrate: {plain(message, False)}", file=sys.stderr)  # one line: input cannot start another
+        # one line: input cannot start another; and a bounded one, whatever it quotes
+        print(f"dramigrate: {plain(clipped(message, MESSAGE_LIMIT), False)}", file=sys.stderr)
 
 
 MESSAGES = Messages()  # the run's; the command line sets quiet and verbose

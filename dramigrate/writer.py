@@ -229,6 +229,14 @@ _cleaned: set[str] = set()  # the folders cleaned in this run
 _cleaning = threading.Lock()
 
 
+def start_run() -> None:
+    """Forget what the last run in this process learnt of its folders (cleaned of dead runs' temp files; what keeps a
+    rewrite out of them): a program that embeds dramigrate and runs fix twice saw the first run's in the second."""
+    with _cleaning:
+        _cleaned.clear()
+    _folder_state.cache_clear()
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

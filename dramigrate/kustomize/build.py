@@ -15,11 +15,12 @@ import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from dramigrate.findings import InputError
+from dramigrate.lifetime import as_completed
 from dramigrate.limits import SlowBudget, env_number
 
 # Seconds one build may take; DRAMIGRATE_KUSTOMIZE_TIMEOUT overrides. Real overlays build in about a second;

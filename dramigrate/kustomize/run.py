@@ -596,7 +596,9 @@ class Background:
             done()
 
     def outcomes(self) -> list[Outcome]:
-        self._thread.join()
+        # in short waits, as lifetime.as_completed
+        while self._thread.is_alive():
+            self._thread.join(0.05)
         if self._error is not None:
             raise self._error
         return self._outcomes

@@ -36,6 +36,12 @@ def plain(text: str, newlines: bool = True) -> str:
     return (_CONTROL if newlines else _CONTROL_OR_NEWLINE).sub(_visible, text)
 
 
+def clipped(text: str, limit: int = 200) -> str:
+    """What a message quotes of its input, at most limit characters and a count of the rest: a baseline's 200,000
+    stale entries, or a 100 KB argument to `explain`, were quoted whole, one line of megabytes on standard error."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit:,} more characters)"
+
+
 def encodable(text: str) -> str:
     """text with the bytes of file names that are not UTF-8 (lone surrogates) shown as \\xNN, so it can be written."""
     return _SURROGATE.sub(_visible, text)
