@@ -10,7 +10,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import TOYAML_SERVER, chart_with, run_dramigrate
+from conftest import TOYAML_SERVER, chart_with, dramigrate_in_process
 from test_helm_manual_not_fixable import LITERAL, NAMED_BY_DEFINE  # a literal key (A); one a define names (E)
 
 # the container's resources whole from a helper that writes the device key itself (pattern D)
@@ -25,7 +25,7 @@ REPOSITORY = "https://charts.example.com"
 
 
 def _lint(chart: Path) -> str:
-    code, out, err = run_dramigrate(["lint", chart])
+    code, out, err = dramigrate_in_process(["lint", chart])
     assert code == 1 and "legacy-device-request" in out, out + err
     return out
 
@@ -51,7 +51,7 @@ def test_a_request_from_a_repository_subchart_is_manual_in_lint_as_in_fix(tmp_pa
     reason = f"comes from the packaged subchart store, charts/store-0.1.0.tgz, a dependency from {REPOSITORY}"
     assert f"fix leaves this chart as it is: app/charts/store/templates/deploy.yaml {reason}" in linted, linted
 
-    code, out, err = run_dramigrate(["fix", chart])
+    code, out, err = dramigrate_in_process(["fix", chart])
     assert code == 1 and "needs manual work" in err and reason in err, err
     assert not (chart / "charts" / "store").exists() and not (chart / "values-dra.yaml").exists()
 
@@ -74,7 +74,7 @@ def test_a_pattern_only_a_try_decides_is_not_promised(
     assert "(fixable)" not in linted and "fixable with" not in linted, linted
     assert f"fix tries the rewrite of pattern {pattern} and may leave this chart to you: `dramigrate diff`" in linted
 
-    code, _, err = run_dramigrate(["diff", chart])
+    code, _, err = dramigrate_in_process(["diff", chart])
     assert tried in err, err
     assert "dra:" not in (chart / "values.yaml").read_text()
 
@@ -93,5 +93,5 @@ def test_literal_keys_maps_passed_through_and_names_from_values_stay_fixable(tmp
     for chart in charts:
         linted = _lint(chart)
         assert "(fixable)" in linted and "1 fixable with `dramigrate fix`" in linted, linted
-        code, _, err = run_dramigrate(["fix", chart])
+        code, _, err = dramigrate_in_process(["fix", chart])
         assert code == 0 and "needs manual work" not in err, err

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from conftest import chart_with, deployment, run_dramigrate
+from conftest import chart_with, deployment, dramigrate_in_process
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -48,7 +48,7 @@ def _pod(chart: Path) -> dict:
 def test_a_number_label_from_values_stays_on_the_pods_with_a_warning(tmp_path: Path) -> None:
     chart = _chart(tmp_path, 'gpus: "1"\nminGpuMemory: "15000"\n')
     before = _pod(chart)
-    code, out, err = run_dramigrate(["fix", chart])
+    code, out, err = dramigrate_in_process(["fix", chart])
     assert code == 0 and "rewrite proven" in err, out + err
     assert "warning [chart-label-from-values]" in err and "nvidia.com/gpu.memory from minGpuMemory" in err, err
 
@@ -60,6 +60,6 @@ def test_a_number_label_from_values_stays_on_the_pods_with_a_warning(tmp_path: P
 
 def test_a_number_two_values_keys_hold_is_still_manual(tmp_path: Path) -> None:
     chart = _chart(tmp_path, 'gpus: "1"\nminGpuMemory: "15000"\nshmSize: "15000"\n')
-    code, out, err = run_dramigrate(["fix", chart])
+    code, out, err = dramigrate_in_process(["fix", chart])
     assert "needs manual work" in err and "nvidia.com/gpu.memory in a required node affinity" in err, err
     assert not (chart / "templates" / "resourceclaimtemplate.yaml").exists()

@@ -12,8 +12,16 @@ import json
 import shutil
 from pathlib import Path
 
-from conftest import RunCli
+import pytest
+from conftest import RunCli, dramigrate_in_process
 from test_helm_idiomatic import write_chart
+
+
+@pytest.fixture
+def run_cli() -> RunCli:
+    """The CLI in this process: these tests are about what a run writes and says, not the process boundary."""
+    return dramigrate_in_process
+
 
 REPO = "https://charts.example.org/stable"
 UMBRELLA = f"""\

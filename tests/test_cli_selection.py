@@ -5,8 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
-from conftest import RunCli
+from conftest import RunCli, dramigrate_in_process
+
+
+@pytest.fixture
+def run_cli() -> RunCli:
+    """The CLI in this process: these tests are about what a run writes and says, not the process boundary."""
+    return dramigrate_in_process
+
 
 INVENTORIES = Path(__file__).resolve().parents[1] / "fixtures" / "inventories"
 

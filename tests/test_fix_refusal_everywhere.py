@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, run_dramigrate
+from conftest import ONE_GPU_POD, dramigrate_in_process
 from test_hostile_sweep32 import REFUSALS, _counted_chart, _refused_by_fix
 
 
@@ -24,8 +24,8 @@ def test_fix_does_not_call_fixable_a_file_it_refused(tmp_path: Path, kind: str) 
     tree, bad = _refused_by_fix(tmp_path, kind)
     before = bad.read_bytes()
 
-    code, _, err = run_dramigrate(["fix", "tree"], cwd=tmp_path)
-    json_code, out, _ = run_dramigrate(["fix", "tree", "--format", "json"], cwd=tmp_path)
+    code, _, err = dramigrate_in_process(["fix", "tree"], cwd=tmp_path)
+    json_code, out, _ = dramigrate_in_process(["fix", "tree", "--format", "json"], cwd=tmp_path)
 
     assert code == 2 and json_code == 2 and "Traceback" not in err, err
     assert bad.read_bytes() == before
@@ -43,8 +43,8 @@ def test_fix_does_not_call_fixable_a_chart_it_refused(tmp_path: Path, refused: s
     chart = _counted_chart(tmp_path)
     (chart / refused).chmod(0o444)
 
-    code, _, err = run_dramigrate(["fix", "c"], cwd=tmp_path)
-    _, out, _ = run_dramigrate(["fix", "c", "--format", "json"], cwd=tmp_path)
+    code, _, err = dramigrate_in_process(["fix", "c"], cwd=tmp_path)
+    _, out, _ = dramigrate_in_process(["fix", "c", "--format", "json"], cwd=tmp_path)
 
     assert code == 2 and "Traceback" not in err, err
     request = _requests(err, "c/templates/pod.yaml:")
@@ -80,7 +80,7 @@ def test_fix_does_not_call_fixable_a_kustomize_graph_it_refused(tmp_path: Path, 
     tree = kustomize_tree(tmp_path / "tree")
     (tree / refused).chmod(0o444)
 
-    code, _, err = run_dramigrate(["fix", "."], cwd=tree)
+    code, _, err = dramigrate_in_process(["fix", "."], cwd=tree)
 
     assert code == 2 and "Traceback" not in err, err
     graph = [
@@ -103,8 +103,8 @@ def test_lint_names_a_kustomize_graph_fix_would_refuse(tmp_path: Path, refused: 
     tree = kustomize_tree(tmp_path / "tree")
     (tree / refused).chmod(0o444)
 
-    code, out, err = run_dramigrate(["lint", "."], cwd=tree)
-    fix_code, _, fix_err = run_dramigrate(["fix", "."], cwd=tree)
+    code, out, err = dramigrate_in_process(["lint", "."], cwd=tree)
+    fix_code, _, fix_err = dramigrate_in_process(["fix", "."], cwd=tree)
 
     assert f"bad input {refused}: read-only file" in fix_err and fix_code == 2  # what fix does, as lint must say it
     graph = [line for line in out.splitlines() if line.startswith(("base/", "overlay/")) and "error [" in line]
@@ -122,7 +122,7 @@ def test_diff_says_why_each_file_of_a_refused_kustomize_graph_is_not_written(tmp
     tree = kustomize_tree(tmp_path / "tree")
     (tree / refused).chmod(0o444)
 
-    code, _, err = run_dramigrate(["diff", "."], cwd=tree)
+    code, _, err = dramigrate_in_process(["diff", "."], cwd=tree)
 
     assert code == 2, err
     said = [line for line in err.splitlines() if line.startswith("bad input")]
@@ -139,8 +139,8 @@ def test_lint_does_not_name_a_read_only_overlay_fix_leaves_alone(tmp_path: Path)
     (plain / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: dev-\n")
     (plain / "kustomization.yaml").chmod(0o444)
 
-    _, out, _ = run_dramigrate(["lint", "."], cwd=tree)
-    fix_code, _, fix_err = run_dramigrate(["fix", "."], cwd=tree)
+    _, out, _ = dramigrate_in_process(["lint", "."], cwd=tree)
+    fix_code, _, fix_err = dramigrate_in_process(["fix", "."], cwd=tree)
 
     assert fix_code == 0, fix_err
     assert "fix would not write" not in out and "3 fixable with `dramigrate fix`" in out.splitlines()[-1], out

@@ -3,6 +3,7 @@ and number classes, positions, styles, comments, and the same dump, so every rew
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import io
 from pathlib import Path
@@ -292,16 +293,25 @@ def _generator() -> Any:
     return gen
 
 
+@functools.cache
+def _checked(where: str, comments: bool = True) -> tuple[int, int]:
+    """_check over the fixtures and examples ("fixtures") or the corpus's first 150 device files ("corpus"), each
+    once a run: two tests read each (the composed documents, and those composed with comments read as objects)."""
+    if where == "fixtures":
+        tops = [ROOT / top for top in ("fixtures/cases", "examples")]
+        return _check(sorted(p for top in tops for p in top.rglob("*.y*ml") if p.is_file()), comments)
+    files = sorted(p for p in CORPUS.rglob("*.y*ml") if p.is_file() and "templates" not in p.parts)
+    return _check([p for p in files if b"nvidia.com/gpu" in p.read_bytes()][:150], comments)
+
+
 def test_composed_documents_are_ruamels_on_the_fixtures() -> None:
-    files = sorted(p for top in ("fixtures/cases", "examples") for p in (ROOT / top).rglob("*.y*ml") if p.is_file())
-    same, _ = _check(files)
+    same, _ = _checked("fixtures")
     assert same > 30
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=CORPUS_MISSING)
 def test_composed_documents_are_ruamels_on_the_corpus_device_files() -> None:
-    files = sorted(p for p in CORPUS.rglob("*.y*ml") if p.is_file() and "templates" not in p.parts)
-    same, _ = _check([p for p in files if b"nvidia.com/gpu" in p.read_bytes()][:150])
+    same, _ = _checked("corpus")
     assert same > 50
 
 
@@ -380,18 +390,15 @@ def test_a_render_read_as_objects_is_composed_with_ruamels_values_and_positions(
 
 
 def test_documents_with_comments_read_as_objects_are_composed_as_ruamel_loads_them() -> None:
-    files = sorted(p for top in ("fixtures/cases", "examples") for p in (ROOT / top).rglob("*.y*ml") if p.is_file())
-    kept, _ = _check(files)
-    same, _ = _check(files, comments=False)
+    kept, _ = _checked("fixtures")
+    same, _ = _checked("fixtures", comments=False)
     assert same > kept  # the documents with comments or blank lines are composed too, as ruamel reads them
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=CORPUS_MISSING)
 def test_corpus_documents_with_comments_read_as_objects_are_composed_as_ruamel_loads_them() -> None:
-    files = sorted(p for p in CORPUS.rglob("*.y*ml") if p.is_file() and "templates" not in p.parts)
-    devices = [p for p in files if b"nvidia.com/gpu" in p.read_bytes()][:150]
-    kept, _ = _check(devices)
-    same, _ = _check(devices, comments=False)
+    kept, _ = _checked("corpus")
+    same, _ = _checked("corpus", comments=False)
     assert same > kept
 
 

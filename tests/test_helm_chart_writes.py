@@ -7,7 +7,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from conftest import TOYAML_SERVER, RunCli, chart_with, deployment
+import pytest
+from conftest import TOYAML_SERVER, RunCli, chart_with, deployment, dramigrate_in_process
+
+
+@pytest.fixture
+def run_cli() -> RunCli:
+    """The CLI in this process: these tests are about what a run writes and says, not the process boundary."""
+    return dramigrate_in_process
+
 
 VALUES = "resources:\n  limits:\n    nvidia.com/gpu: 1\n"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import chart_with, run_dramigrate
+from conftest import chart_with, dramigrate_in_process, run_dramigrate
 
 from dramigrate.helm.prove import canonical_claims, first_difference, objects
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -48,7 +48,7 @@ def test_a_generate_name_workload_is_migrated_as_the_manifest_migration_does(tmp
     assert code == 0, err
     assert "rewrite proven" in err, err
     for sets in ((), ("gpus=4",)):
-        code, migrated, err = run_dramigrate(["fix", "-"], stdin=_render(original, sets))
+        code, migrated, err = dramigrate_in_process(["fix", "-"], stdin=_render(original, sets))
         assert code == 0, err
         rendered = _render(chart, sets)
         (claims,) = [d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "ResourceClaimTemplate"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with, deployment, fix_chart, run_dramigrate
+from conftest import chart_with, deployment, dramigrate_in_process, fix_chart, run_dramigrate
 
 from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -65,7 +65,7 @@ def test_the_gpu_is_claimed_and_the_named_rdma_key_stays(tmp_path: Path, shape: 
     fix_chart(chart)
 
     for sets in ((), ("gpusPerNode=2",)):
-        code, migrated, err = run_dramigrate(["fix", "-"], stdin=_render(original, sets))
+        code, migrated, err = dramigrate_in_process(["fix", "-"], stdin=_render(original, sets))
         assert code == 0, err
         rewritten = _pod_of(_render(chart, sets))
         assert rewritten == _pod_of(migrated), sets
@@ -101,7 +101,7 @@ def test_a_placeholder_name_your_values_set_to_a_gpu_is_the_gpus_key(tmp_path: P
     fix_chart(chart, values=(gpu,))
 
     sets = ("deviceResource=nvidia.com/gpu",)
-    code, migrated, err = run_dramigrate(["fix", "-"], stdin=_render(original, sets))
+    code, migrated, err = dramigrate_in_process(["fix", "-"], stdin=_render(original, sets))
     assert code == 0, err
     rewritten = _pod_of(_render(chart, sets))
     assert rewritten == _pod_of(migrated)

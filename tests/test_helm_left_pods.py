@@ -12,9 +12,15 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import RunCli, chart_with, deployment, fix_chart
+from conftest import RunCli, chart_with, deployment, dramigrate_in_process, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
+
+
+@pytest.fixture
+def run_cli() -> RunCli:
+    """The CLI in this process: these tests are about what a run writes and says, not the process boundary."""
+    return dramigrate_in_process
 
 
 def _pods(chart: Path, *sets: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import shutil
 import tarfile
 from pathlib import Path
 
-from conftest import chart_with, deployment, run_dramigrate
+from conftest import chart_with, deployment, dramigrate_in_process
 
 LIBRARY_DEPLOYMENT = """\
 {{- define "common.deployment" -}}
@@ -78,12 +78,12 @@ def _fixable_said(err: str) -> bool:
 
 def test_lint_and_fix_do_not_call_a_library_written_request_fixable(tmp_path: Path) -> None:
     chart = _library_chart(tmp_path, packed=True)
-    code, out, err = run_dramigrate(["lint", chart])
+    code, out, err = dramigrate_in_process(["lint", chart])
     assert code == 1 and "legacy-device-request" in out + err
     assert not _fixable_said(out + err), out + err
     assert "fix tries the rewrite of pattern D and may leave this chart to you" in out + err
 
-    code, out, err = run_dramigrate(["fix", chart])
+    code, out, err = dramigrate_in_process(["fix", chart])
     assert code == 1 and "needs manual work" in err
     assert not _fixable_said(out + err), err
 
@@ -93,7 +93,7 @@ def test_fix_that_writes_nothing_does_not_count_its_requests_fixable(tmp_path: P
     files = {"templates/_helpers.tpl": helpers, "templates/deploy.yaml": NAMED_BY_DEFINE, "values.yaml": "gpus: 1\n"}
     chart = chart_with(tmp_path, "app", files)
     for command in ("diff", "fix"):
-        code, out, err = run_dramigrate([command, chart])
+        code, out, err = dramigrate_in_process([command, chart])
         assert "needs manual work" in err, err
         assert not _fixable_said(out + err), err
         assert "its rewrite is manual work (chart-rewrite-unproven)" in err
@@ -101,7 +101,7 @@ def test_fix_that_writes_nothing_does_not_count_its_requests_fixable(tmp_path: P
 
 def test_a_chart_fix_rewrites_is_still_fixable_in_lint(tmp_path: Path) -> None:
     chart = chart_with(tmp_path, "app", {"templates/deploy.yaml": LITERAL, "values.yaml": "gpus: 1\n"})
-    code, out, err = run_dramigrate(["lint", chart])
+    code, out, err = dramigrate_in_process(["lint", chart])
     assert code == 1 and "1 fixable with `dramigrate fix`" in out + err, out + err
 
 
@@ -109,9 +109,9 @@ def test_a_literal_key_in_an_unpacked_library_is_fixable(tmp_path: Path) -> None
     """fix rewrites a literal device key in a define of a library unpacked in charts/ (its switch read nil-safe), so
     lint calls it fixable, and fix proves and writes it."""
     chart = _library_chart(tmp_path)
-    code, out, err = run_dramigrate(["lint", chart])
+    code, out, err = dramigrate_in_process(["lint", chart])
     assert code == 1 and "1 fixable with `dramigrate fix`" in out + err, out + err
-    code, out, err = run_dramigrate(["fix", chart])
+    code, out, err = dramigrate_in_process(["fix", chart])
     assert code == 0 and "rewrite proven" in err, err
     assert (
         "and .Values.dra .Values.dra.enabled"
@@ -123,7 +123,7 @@ def test_a_library_written_request_fix_takes_is_still_fixable_in_lint(tmp_path: 
     """The library passes a values resources map through: fix rewrites the chart (the pass-through), so lint, which
     tries the rewrite for library-written charts, keeps calling it fixable."""
     chart = _library_chart(tmp_path, from_map=True)
-    code, out, err = run_dramigrate(["lint", chart])
+    code, out, err = dramigrate_in_process(["lint", chart])
     assert code == 1 and "1 fixable with `dramigrate fix`" in out + err, out + err
-    code, out, err = run_dramigrate(["diff", chart])
+    code, out, err = dramigrate_in_process(["diff", chart])
     assert "rewrite proven" in err, err

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import RunCli, chart_with, deployment
+from conftest import RunCli, chart_with, deployment, dramigrate_in_process
 
 from dramigrate.config import Settings
 from dramigrate.helm import run as helm_run
@@ -17,6 +17,13 @@ from dramigrate.helm.render import RenderOptions, render_chart
 from dramigrate.helm.run import run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
+
+
+@pytest.fixture
+def run_cli() -> RunCli:
+    """The CLI in this process: these tests are about what a run writes and says, not the process boundary."""
+    return dramigrate_in_process
+
 
 # a Deployment taking its map of `resources:` keyed by component (huggingface/dell-helm-chart's agentic-smart-router:
 # `{{ toYaml .Values.resources.embedqa | indent 12 }}`)

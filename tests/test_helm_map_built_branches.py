@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, fix_chart, run_dramigrate
+from conftest import chart_with, dramigrate_in_process, fix_chart
 
 from dramigrate.helm.mapvars import sites
 from dramigrate.helm.prove import without_api_defaults
@@ -151,7 +151,7 @@ def test_a_template_adding_the_device_key_in_both_modes_is_rewritten_and_proven(
         # switch off: the chart renders as it did
         assert _render(chart, values, sets, dra=False) == before, sets
         # switch on: each Deployment as the manifest migration leaves it, the claim specs alike
-        code, migrated, err = run_dramigrate(["fix", "-"], stdin=before)
+        code, migrated, err = dramigrate_in_process(["fix", "-"], stdin=before)
         assert code == 0, err
         after = _render(chart, values, sets, dra=True)
         assert _pods(after) == _pods(migrated), (values, sets)

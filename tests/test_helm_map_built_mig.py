@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, deployment, fix_chart, run_dramigrate
+from conftest import chart_with, deployment, dramigrate_in_process, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -73,7 +73,7 @@ def test_several_mig_profiles_in_one_built_map_get_one_request_each(tmp_path: Pa
     chart = chart_with(tmp_path, "app", {"values.yaml": VALUES, "templates/deployment.yaml": DEPLOYMENT})
     mig = tmp_path / "mig.yaml"
     mig.write_text(MIG)
-    code, migrated, _ = run_dramigrate(["fix", "-"], stdin=_render(chart, mig))
+    code, migrated, _ = dramigrate_in_process(["fix", "-"], stdin=_render(chart, mig))
     assert code == 0
 
     fix_chart(chart, values=(mig,))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, deployment, fix_chart, run_dramigrate
+from conftest import chart_with, deployment, dramigrate_in_process, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -118,7 +118,7 @@ def _claimed(stream: str) -> list[tuple[Any, ...]]:
 
 
 def _migrated(chart: Path, values: tuple[Path, ...], sets: tuple[str, ...] = ()) -> str:
-    code, out, err = run_dramigrate(["fix", "-"], stdin=_render(chart, values, sets))
+    code, out, err = dramigrate_in_process(["fix", "-"], stdin=_render(chart, values, sets))
     assert code == 0, err
     return out
 

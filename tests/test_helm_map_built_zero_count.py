@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, deployment, fix_chart, run_dramigrate
+from conftest import chart_with, deployment, dramigrate_in_process, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -71,7 +71,7 @@ def test_a_built_map_with_the_gpu_count_at_zero_keeps_the_migrations_toleration(
     fix_chart(chart, values=(gpu,))
 
     for sets in (("gpu.count=0",), (), ("gpu.count=2",)):
-        code, migrated, err = run_dramigrate(["fix", "-"], stdin=_render(original, (gpu,), sets))
+        code, migrated, err = dramigrate_in_process(["fix", "-"], stdin=_render(original, (gpu,), sets))
         assert code == 0, err
         assert _pod(_render(chart, (gpu,), sets)) == _pod(migrated), sets
     claims, tolerations, resources = _pod(_render(chart, (gpu,), ("gpu.count=0",)))

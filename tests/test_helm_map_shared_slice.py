@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, deployment, fix_chart, run_dramigrate
+from conftest import chart_with, deployment, dramigrate_in_process, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -57,7 +57,7 @@ def test_a_gpu_shared_with_a_hami_slice_stays_as_the_migration_leaves_it(tmp_pat
     hami.write_text("scheduler: hami\nsharePercent: 90\n")
     fix_chart(chart, values=(hami,))  # was: not proven, the DRA branch failed the render with these values
 
-    code, migrated, err = run_dramigrate(["fix", "-"], stdin=_render(original, (hami,)))
+    code, migrated, err = dramigrate_in_process(["fix", "-"], stdin=_render(original, (hami,)))
     assert code == 0 and "shared-device" in err, err
     shared = _pod(_render(chart, (hami,)))  # the switch is on by default
     assert shared == _pod(migrated)

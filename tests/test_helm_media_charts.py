@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import RunCli, chart_with
+from conftest import RunCli, chart_with, dramigrate_in_process
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions, ChartOutcome
@@ -21,6 +21,13 @@ from dramigrate.helm.render import HelmError, RenderOptions, render_chart
 from dramigrate.helm.run import run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
+
+
+@pytest.fixture
+def run_cli() -> RunCli:
+    """The CLI in this process: these tests are about what a run writes and says, not the process boundary."""
+    return dramigrate_in_process
+
 
 RULES = load_rules()
 T136 = Target.parse("1.36")

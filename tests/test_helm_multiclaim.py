@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, deployment, fix_chart, run_dramigrate
+from conftest import chart_with, deployment, dramigrate_in_process, fix_chart
 
 from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -75,7 +75,7 @@ def _claims(stream: str) -> tuple[Any, ...]:
 def _migrated(original: Path, values: tuple[Path, ...], sets: tuple[str, ...]) -> str:
     stream, error = _render(original, values, sets)
     assert not error, error
-    code, out, err = run_dramigrate(["fix", "-"], stdin=stream)
+    code, out, err = dramigrate_in_process(["fix", "-"], stdin=stream)
     assert code == 0, err
     return out
 
@@ -123,7 +123,7 @@ def test_more_than_32_interfaces_fail_the_render_where_the_migration_refuses(tmp
     fix_chart(chart)
 
     stream, error = _render(original, (), ("efa=33",))
-    code, out, err = run_dramigrate(["fix", "-"], stdin=stream)
+    code, out, err = dramigrate_in_process(["fix", "-"], stdin=stream)
     assert "at most 32 per claim" in err and _claims(out) == _claims(stream)  # the migration leaves the pod as it is
     _, error = _render(chart, (), ("efa=33",))
     assert "more than 32 devices of one kind" in error and "dra.enabled=false" in error

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import RunCli, chart_with, deployment, fix_chart
+from conftest import RunCli, chart_with, deployment, dramigrate_in_process, fix_chart
+
+
+@pytest.fixture
+def run_cli() -> RunCli:
+    """The CLI in this process: these tests are about what a run writes and says, not the process boundary."""
+    return dramigrate_in_process
+
 
 DEPLOYMENT = deployment(
     "app",

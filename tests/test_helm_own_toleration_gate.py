@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with, deployment, fix_chart, run_dramigrate
+from conftest import chart_with, deployment, dramigrate_in_process, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -81,7 +81,7 @@ def charts(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_the_dra_toleration_renders_where_the_migration_adds_it(charts: tuple[Path, Path], label: str) -> None:
     original, fixed = charts
     sets = VALUE_SETS[label]
-    code, migrated, err = run_dramigrate(["fix", "-", "--exit-zero"], stdin=_render(original, sets))
+    code, migrated, err = dramigrate_in_process(["fix", "-", "--exit-zero"], stdin=_render(original, sets))
     assert code == 0, err
 
     want = _pod(list(yaml.safe_load_all(migrated)))

@@ -15,7 +15,15 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import TOYAML_SERVER, RunCli, assert_second_fix_quiet, chart_with, deployment, dra_render
+from conftest import (
+    TOYAML_SERVER,
+    RunCli,
+    assert_second_fix_quiet,
+    chart_with,
+    deployment,
+    dra_render,
+    dramigrate_in_process,
+)
 from test_helm_mixed_patterns import KEYED
 
 from dramigrate.config import Settings
@@ -27,6 +35,13 @@ from dramigrate.versions import Target
 
 RULES = load_rules()
 T136 = Target.parse("1.36")
+
+
+@pytest.fixture
+def run_cli() -> RunCli:
+    """The CLI in this process (these tests are about what a run writes and says, not the process boundary)."""
+    return dramigrate_in_process
+
 
 # a trainer Deployment whose container takes .Values.trainer.resources (pattern C), and a launcher Job that takes
 # another map (.Values.launcher.resources, pattern B): only the trainer's pod may get the claims

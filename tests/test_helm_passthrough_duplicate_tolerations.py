@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, deployment, fix_chart, run_dramigrate, with_original
+from conftest import chart_with, deployment, dramigrate_in_process, fix_chart, with_original
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -52,7 +52,7 @@ def test_the_dra_toleration_joins_each_tolerations_key_the_pod_writes(tmp_path: 
     dra = with_original(chart / "values-dra.yaml")
     mine = tmp_path / "mine.yaml"
     mine.write_text("tolerations: [{key: team, operator: Exists}]\n")
-    code, migrated, err = run_dramigrate(["fix", "-"], stdin=_render(original, ()))
+    code, migrated, err = dramigrate_in_process(["fix", "-"], stdin=_render(original, ()))
     assert code == 0, err
     assert _keys(_render(chart, dra)) == _keys(migrated) == ["dedicated", "nvidia.com/gpu"]
     # with a list of the user's, the second key (the one YAML readers keep) has the toleration too
@@ -81,7 +81,7 @@ def test_fix_of_the_piped_render_reads_the_repeated_key_as_the_proof_does(tmp_pa
     stream = _helm_template(original, (mine,))
     assert stream.count("      tolerations:\n") == 2  # the render repeats the key
 
-    code, migrated, err = run_dramigrate(["fix", "-"], stdin=stream)
+    code, migrated, err = dramigrate_in_process(["fix", "-"], stdin=stream)
     assert code == 0, err
     assert (
         _keys(migrated)
@@ -95,5 +95,5 @@ def test_fix_of_the_piped_render_reads_the_repeated_key_as_the_proof_does(tmp_pa
     assert f"-:{repeat}:" in err and "chart-duplicate-key" in err, err
 
     plain = "\n".join(line for line in stream.splitlines() if not line.startswith("# Source:")) + "\n"
-    code, out, err = run_dramigrate(["fix", "-"], stdin=plain)
+    code, out, err = dramigrate_in_process(["fix", "-"], stdin=plain)
     assert code == 2 and out == "" and "duplicate key: tolerations" in err, err

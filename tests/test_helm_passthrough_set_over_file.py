@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import TOYAML_SERVER, RunCli, chart_with
+import pytest
+from conftest import TOYAML_SERVER, RunCli, chart_with, dramigrate_in_process
+
+
+@pytest.fixture
+def run_cli() -> RunCli:
+    """The CLI in this process: these tests are about what a run writes and says, not the process boundary."""
+    return dramigrate_in_process
 
 
 def write(tmp_path: Path) -> tuple[Path, Path]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with, fix_chart
+from conftest import RunCli, chart_with, dramigrate_in_process, fix_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions
@@ -22,6 +22,13 @@ from dramigrate.helm.render import HelmError, RenderOptions, render_chart
 from dramigrate.helm.run import run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
+
+
+@pytest.fixture
+def run_cli() -> RunCli:
+    """The CLI in this process: these tests are about what a run writes and says, not the process boundary."""
+    return dramigrate_in_process
+
 
 SERVER = """\
 apiVersion: apps/v1

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, deployment, fix_chart, run_dramigrate
+from conftest import chart_with, deployment, dramigrate_in_process, fix_chart
 
 from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -57,7 +57,7 @@ def test_gpu_is_claimed_and_the_shared_hca_stays_a_device_plugin_request(tmp_pat
     fix_chart(chart)
 
     for sets in ((), ("enableRDMA=true",), ("gpuCount=0", "enableRDMA=true"), ("gpuCount=4",)):
-        code, migrated, err = run_dramigrate(["fix", "-"], stdin=_render(original, sets))
+        code, migrated, err = dramigrate_in_process(["fix", "-"], stdin=_render(original, sets))
         assert code == 0, err
         rewritten = _pod(_render(chart, sets))
         assert rewritten == _pod(migrated), sets

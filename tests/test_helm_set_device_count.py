@@ -12,10 +12,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
-from conftest import TOYAML_SERVER, RunCli, chart_with
+from conftest import TOYAML_SERVER, RunCli, chart_with, dramigrate_in_process
 
 from dramigrate.helm.render import RenderOptions, render_chart
+
+
+@pytest.fixture
+def run_cli() -> RunCli:
+    """The CLI in this process: these tests are about what a run writes and says, not the process boundary."""
+    return dramigrate_in_process
+
 
 DEVICE_SET = "resources.limits.nvidia\\.com/gpu=2"
 GPU = "resources:\n  requests:\n    cpu: 500m\n  limits:\n    nvidia.com/gpu: 1\n"

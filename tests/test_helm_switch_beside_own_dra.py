@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with, deployment, fix_chart, run_dramigrate
+from conftest import chart_with, deployment, dramigrate_in_process, fix_chart
 
 from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -70,7 +70,7 @@ def test_the_switch_takes_another_name_and_the_claims_join_the_charts_own(tmp_pa
     assert values["dra"] == yaml.safe_load(OWN_DRA)["dra"]  # the chart's own key as it was
     assert values["draDevices"]["enabled"] is True
     for sets in ((), ("dra.enabled=true",), ("dra.enabled=true", "gpusPerNode=8")):
-        code, migrated, err = run_dramigrate(["fix", "-"], stdin=_render(original, sets))
+        code, migrated, err = dramigrate_in_process(["fix", "-"], stdin=_render(original, sets))
         assert code == 0, err
         rewritten = _pod(_render(chart, sets))
         assert rewritten == _pod(migrated), sets
@@ -81,10 +81,10 @@ def test_the_switch_takes_another_name_and_the_claims_join_the_charts_own(tmp_pa
 
 def test_a_second_opt_in_run_reports_the_switch_to_set(tmp_path: Path) -> None:
     chart = chart_with(tmp_path, "nccl", FILES)
-    code, _, err = run_dramigrate(["fix", "--opt-in", str(chart)])
+    code, _, err = dramigrate_in_process(["fix", "--opt-in", chart])
     assert code == 0, err
     written = (chart / "values.yaml").read_text()
-    code, _, err = run_dramigrate(["fix", "--opt-in", str(chart)])
+    code, _, err = dramigrate_in_process(["fix", "--opt-in", chart])
     assert "set draDevices.enabled=true" in err
     assert (chart / "values.yaml").read_text() == written
 
@@ -92,7 +92,7 @@ def test_a_second_opt_in_run_reports_the_switch_to_set(tmp_path: Path) -> None:
 def test_a_chart_with_both_names_taken_is_told_so(tmp_path: Path) -> None:
     files = {**FILES, "values.yaml": FILES["values.yaml"] + "draDevices: {}\n"}
     chart = chart_with(tmp_path, "nccl", files)
-    code, _, err = run_dramigrate(["fix", str(chart)])
+    code, _, err = dramigrate_in_process(["fix", chart])
     assert "already has top-level `dra:` and `draDevices:` keys" in err
     assert (chart / "values.yaml").read_text() == files["values.yaml"]
 
@@ -182,13 +182,13 @@ def test_a_helper_or_map_built_request_takes_the_switch_beside_the_charts_own(
     chart = chart_with(tmp_path / "fixed", "nccl", files)
     original = chart_with(tmp_path / "original", "nccl", files)
     args = ["fix", *(["--opt-in"] if opt_in else []), str(chart)]
-    code, _, err = run_dramigrate(args)
+    code, _, err = dramigrate_in_process(args)
     assert code == 0, err
     assert "draDevices.enabled" in err, err
     assert yaml.safe_load((chart / "values.yaml").read_text())["dra"] == yaml.safe_load(OWN_DRA)["dra"]
     on, off = (("draDevices.enabled=true",), ()) if opt_in else ((), ("draDevices.enabled=false",))
     for sets in ((), ("dra.enabled=true",), ("dra.enabled=true", "gpusPerNode=8")):
-        code, migrated, err = run_dramigrate(["fix", "-"], stdin=_render(original, sets))
+        code, migrated, err = dramigrate_in_process(["fix", "-"], stdin=_render(original, sets))
         assert code == 0, err
         claimed = _render(chart, (*sets, *on))
         assert _pod(claimed) == _pod(migrated), sets

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, run_dramigrate
+from conftest import chart_with, dramigrate_in_process
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -118,7 +118,7 @@ def _objects(chart: Path, files: tuple[Path, ...] = (), sets: tuple[str, ...] = 
 def test_a_later_file_sets_the_tolerations_of_a_list_item(tmp_path: Path) -> None:
     chart = _umbrella(tmp_path)
 
-    code, _, err = run_dramigrate(["fix", str(chart)])
+    code, _, err = dramigrate_in_process(["fix", str(chart)])
 
     assert code == 0 and "rewrite proven" in err, err
     assert "a values file of yours after the DRA values that sets every tolerations list (DRA values" in err
@@ -134,7 +134,7 @@ def test_a_later_file_sets_the_tolerations_of_a_list_item(tmp_path: Path) -> Non
 def test_a_set_that_turns_on_a_map_of_the_umbrella_is_covered_by_values_dra(tmp_path: Path) -> None:
     chart = _umbrella(tmp_path)
 
-    code, _, err = run_dramigrate(["fix", str(chart), "--set", "check.enabled=true"])
+    code, _, err = dramigrate_in_process(["fix", str(chart), "--set", "check.enabled=true"])
 
     assert code == 0 and "add -f values-dra.yaml" in err, err
     out = _objects(chart, (chart / "values-dra.yaml",), ("check.enabled=true",))

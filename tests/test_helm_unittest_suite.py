@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import RunCli, chart_with, deployment, fix_chart
+from conftest import RunCli, chart_with, deployment, dramigrate_in_process, fix_chart
 from test_helm_idiomatic import RULES, T136, write_chart
 from test_helm_passthrough import write_chart as passthrough_chart
 
@@ -23,6 +23,13 @@ from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions
 from dramigrate.helm.render import RenderOptions, render_chart
 from dramigrate.helm.run import run_chart, write_changes
+
+
+@pytest.fixture
+def run_cli() -> RunCli:
+    """The CLI in this process: these tests are about what a run writes and says, not the process boundary."""
+    return dramigrate_in_process
+
 
 SUITE = "tests/deployment-dra_test.yaml"
 _SEGMENT = re.compile(r'\.?([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|\["([^"]+)"\]')

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, deployment, fix_chart, run_dramigrate
+from conftest import chart_with, deployment, dramigrate_in_process, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -58,7 +58,7 @@ def test_no_second_gpu_toleration_where_the_users_list_tolerates_it(tmp_path: Pa
 
     outcome = fix_chart(fixed)
 
-    code, migrated, err = run_dramigrate(["fix", "-", "--exit-zero"], stdin=_render(original, TOLERATING))
+    code, migrated, err = dramigrate_in_process(["fix", "-", "--exit-zero"], stdin=_render(original, TOLERATING))
     assert code == 0, err
     got = _pod(_render(fixed, TOLERATING))
     assert got["resourceClaims"]
@@ -97,7 +97,7 @@ def test_each_device_taint_is_checked_on_its_own(tmp_path: Path) -> None:
     keys = [t["key"] for t in _pod(_render(fixed, TOLERATING))["tolerations"]]
     assert keys == ["nvidia.com/gpu", "vpc.amazonaws.com/efa"]
     for sets in (TOLERATING, ()):
-        code, migrated, err = run_dramigrate(["fix", "-", "--exit-zero"], stdin=_render(original, sets))
+        code, migrated, err = dramigrate_in_process(["fix", "-", "--exit-zero"], stdin=_render(original, sets))
         assert code == 0, err
         assert _pod(_render(fixed, sets))["tolerations"] == _pod(migrated)["tolerations"]
     assert any(label.endswith("set to tolerate nvidia.com/gpu") for label in outcome.checked), outcome.report()
@@ -151,7 +151,7 @@ def test_a_device_of_a_values_map_the_users_list_tolerates_gets_no_second_tolera
     assert any("set to tolerate amd.com/gpu" in label for label in outcome.checked), outcome.report()
     amd_tolerated = ("tolerations[0].key=amd.com/gpu", "tolerations[0].operator=Exists")
     for sets in (TOLERATING, amd_tolerated, ()):
-        code, migrated, err = run_dramigrate(["fix", "-", "--exit-zero"], stdin=_render(original, (*AMD, *sets)))
+        code, migrated, err = dramigrate_in_process(["fix", "-", "--exit-zero"], stdin=_render(original, (*AMD, *sets)))
         assert code == 0, err
         got = _pod(_render(fixed, (*AMD, *sets)))
         assert got["resourceClaims"]

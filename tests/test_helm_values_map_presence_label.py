@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with, deployment, fix_chart, run_dramigrate
+from conftest import chart_with, deployment, dramigrate_in_process, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -74,7 +74,7 @@ def test_a_presence_label_from_a_values_map_is_left_out_of_the_dra_branch(tmp_pa
     beside = "gpu.nvidia.nodeSelector.zone=a"  # another label of the map stays on the pod
     for sets in (("gpu.vendor=nvidia",), ("gpu.vendor=amd",), ("gpu.vendor=nvidia", beside)):
         assert _render(chart, (given,), ("dra.enabled=false", *sets)) == _render(original, (given,), sets), sets
-        code, migrated, err = run_dramigrate(["fix", "-"], stdin=_render(original, (given,), sets))
+        code, migrated, err = dramigrate_in_process(["fix", "-"], stdin=_render(original, (given,), sets))
         assert code == 0, err
         assert _pod(_render(chart, (given,), sets)) == _pod(migrated), sets
     assert "nodeSelector" not in _pod(_render(chart, (given,), ("gpu.vendor=nvidia",)))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, deployment, fix_chart, run_dramigrate
+from conftest import chart_with, deployment, dramigrate_in_process, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -79,7 +79,7 @@ def test_a_pod_asking_for_zero_devices_keeps_its_label_and_gets_the_plugins_tole
     assert "nvidia.com/gpu: 0" in (chart / "templates/agent.yaml").read_text()  # kept for the device plugin
     for sets in ((), ("server.gpuLimit=2",), ("agent.tolerations[0].operator=Exists",)):
         assert _render(chart, ("dra.enabled=false", *sets)) == _render(original, sets), sets
-        code, migrated, err = run_dramigrate(["fix", "-"], stdin=_render(original, sets))
+        code, migrated, err = dramigrate_in_process(["fix", "-"], stdin=_render(original, sets))
         assert code == 0, err
         assert _agent(_render(chart, sets)) == _agent(migrated), sets
 
@@ -95,7 +95,7 @@ def test_a_pod_asking_for_zero_devices_keeps_its_label_and_gets_the_plugins_tole
 
 def test_a_chart_whose_only_pods_ask_for_zero_devices_is_left_as_it_is(tmp_path: Path) -> None:
     chart = chart_with(tmp_path, "agent", {"values.yaml": VALUES, "templates/agent.yaml": AGENT})
-    code, out, err = run_dramigrate(["fix", str(chart)])
+    code, out, err = dramigrate_in_process(["fix", str(chart)])
     assert code != 0 and "Traceback" not in err
     assert "templates/agent.yaml" in out + err
     assert (chart / "templates/agent.yaml").read_text() == AGENT

@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, base_and_overlay, run_dramigrate
+from conftest import ONE_GPU_POD, base_and_overlay, dramigrate_in_process
 
 
 def _findings(repo: Path, command: str) -> tuple[int, list[dict[str, object]]]:
-    code, out, err = run_dramigrate([command, ".", "--format", "json"], cwd=repo, timeout=60)
+    code, out, err = dramigrate_in_process([command, ".", "--format", "json"], cwd=repo, timeout=60)
     assert "Traceback" not in err and "internal error" not in out + err, err
     return code, json.loads(out)["findings"]
 
@@ -45,7 +45,7 @@ def test_an_absolute_file_outside_the_folder_is_named_as_written_at_its_line(tmp
     outside.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: OUTSIDE-SECRET\n")
     base_and_overlay(repo, f"resources:\n- ../base\n- {outside}\n")
 
-    code, out, err = run_dramigrate(["lint", "."], cwd=repo, timeout=60)
+    code, out, err = dramigrate_in_process(["lint", "."], cwd=repo, timeout=60)
 
     assert (
         f"overlay/kustomization.yaml:3:1: warning [kustomize-unproven] overlay/kustomization.yaml reads {outside},"

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import GPU_POD_TEMPLATE, ONE_GPU_POD, chart_with, run_dramigrate
+from conftest import GPU_POD_TEMPLATE, ONE_GPU_POD, chart_with, dramigrate_in_process
 
 
 def _repo(tmp_path: Path, kustomization: str, chart_home: str = "charts/gpu", default_gpus: int = 0) -> Path:
@@ -28,7 +28,7 @@ def _repo(tmp_path: Path, kustomization: str, chart_home: str = "charts/gpu", de
 
 
 def _lint(tmp_path: Path, *args: str) -> tuple[int, list[dict[str, object]], dict[str, object]]:
-    code, out, err = run_dramigrate(["lint", "app", "--format", "json", *args], cwd=tmp_path)
+    code, out, err = dramigrate_in_process(["lint", "app", "--format", "json", *args], cwd=tmp_path)
     assert "Traceback" not in out + err
     report = json.loads(out)
     return code, report["findings"], report
@@ -70,7 +70,7 @@ def test_every_format_names_the_inflated_charts(tmp_path: Path, fmt: str) -> Non
     """The checked chart's request and a chart kustomize pulls when it builds appear in every report format."""
     _repo(tmp_path, INLINE + "- name: vllm\n  repo: https://charts.example.org\n  version: 1.2.0\n")
 
-    code, out, err = run_dramigrate(["lint", "app", "--format", fmt], cwd=tmp_path)
+    code, out, err = dramigrate_in_process(["lint", "app", "--format", fmt], cwd=tmp_path)
 
     assert code == 1, err
     assert "kustomize-helm-device" in out
@@ -125,7 +125,7 @@ def test_a_chart_kustomize_pulls_is_named_as_not_checked(tmp_path: Path) -> None
     assert code == 0
     assert [(f["rule"], f["severity"], f["line"]) for f in findings] == [("kustomize-helm-chart", "warning", 2)]
     assert "vllm" in str(findings[0]["message"]) and "charts/vllm-1.2.0/vllm" in str(findings[0]["message"])
-    code, _, _ = run_dramigrate(["lint", "app", "--fail-on", "warning"], cwd=tmp_path)
+    code, _, _ = dramigrate_in_process(["lint", "app", "--fail-on", "warning"], cwd=tmp_path)
     assert code == 1
 
 
@@ -145,7 +145,7 @@ def test_nothing_outside_the_repository_is_rendered_or_read(tmp_path: Path, wher
     app = _repo(repo, text)
     (app / "linked.yaml").symlink_to(outside / "values.yaml")
 
-    code, out, err = run_dramigrate(["lint", "app/kustomization.yaml", "--format", "json"], cwd=repo)
+    code, out, err = dramigrate_in_process(["lint", "app/kustomization.yaml", "--format", "json"], cwd=repo)
 
     assert "Traceback" not in out + err
     findings = json.loads(out)["findings"]
@@ -168,7 +168,7 @@ def test_fix_writes_nothing_of_a_graph_that_inflates_a_chart_and_lint_says_so(tm
     blocker = [f for f in findings if f["rule"] == "kustomize-unproven"]
     assert [(f["file"], f["line"]) for f in blocker] == [("app/kustomization.yaml", 4)]
 
-    code, out, err = run_dramigrate(["fix", "app"], cwd=tmp_path)
+    code, out, err = dramigrate_in_process(["fix", "app"], cwd=tmp_path)
     assert "Traceback" not in out + err
     assert {p: p.read_bytes() for p in app.rglob("*") if p.is_file()} == before
 
@@ -177,7 +177,7 @@ def test_fix_reports_the_inflated_charts_request_and_writes_nothing(tmp_path: Pa
     app = _repo(tmp_path, INLINE)
     before = {p: p.read_bytes() for p in app.rglob("*") if p.is_file()}
 
-    code, out, err = run_dramigrate(["fix", "app"], cwd=tmp_path)
+    code, out, err = dramigrate_in_process(["fix", "app"], cwd=tmp_path)
 
     assert "Traceback" not in out + err
     assert code == 1  # the request remains
