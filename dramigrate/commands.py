@@ -215,7 +215,7 @@ def _regular_values_files(paths: list[Path]) -> None:
 
 
 def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
-    from dramigrate.writer import start_run
+    from dramigrate.memo import start_run
 
     start_run()
     MESSAGES.quiet, MESSAGES.verbose = opts.quiet, opts.verbose

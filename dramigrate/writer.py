@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dramigrate.findings import InputError
+from dramigrate.memo import per_run
 
 TEMP_SUFFIX = ".dramigrate"
 _BOMS = (
@@ -229,12 +230,15 @@ _cleaned: set[str] = set()  # the folders cleaned in this run
 _cleaning = threading.Lock()
 
 
-def start_run() -> None:
+def _forget_folders() -> None:
     """Forget what the last run in this process learnt of its folders (cleaned of dead runs' temp files; what keeps a
     rewrite out of them): a program that embeds dramigrate and runs fix twice saw the first run's in the second."""
     with _cleaning:
         _cleaned.clear()
     _folder_state.cache_clear()
+
+
+per_run(_forget_folders)
 
 
 def _alive(pid: int) -> bool:

@@ -128,20 +128,6 @@ def run_dramigrate(
     )
 
 
-def _forget_what_a_run_keeps() -> None:
-    """Empty the memos a run keeps of paths and folders as they were when it asked (a relative path resolved from its
-    working folder, a folder's write state, whether a chart's templates range over unsorted keys): a run in a new
-    process starts without them, and a second run in this process, from another folder or after files changed, must
-    too."""
-    from dramigrate import writer
-    from dramigrate.helm import renderpool
-    from dramigrate.kustomize import run
-
-    run._resolve.cache_clear()
-    writer._folder_state.cache_clear()
-    renderpool._UNORDERED.clear()
-
-
 def dramigrate_in_process(
     args: Sequence[str | os.PathLike[str]],
     stdin: str | None = None,
@@ -156,7 +142,6 @@ def dramigrate_in_process(
 
     from dramigrate.cli import app
 
-    _forget_what_a_run_keeps()
     env = {"NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200", "PYTHONWARNINGS": "ignore"}
     here = os.getcwd()
     try:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dramigrate.config import Settings
-from dramigrate.memo import remember
+from dramigrate.memo import per_run, remember
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
 
@@ -160,6 +160,7 @@ def orders_at_random(root: Path) -> bool:
 
 
 _UNORDERED: dict[str, bool] = {}  # bounded by memo.remember, as the run's other memos
+per_run(_UNORDERED.clear)  # a chart's templates may change between runs in one process
 
 
 def _packed_templates(root: Path) -> Iterator[str]:

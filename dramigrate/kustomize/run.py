@@ -43,6 +43,7 @@ from dramigrate.kustomize.rewrite import (
     wiring,
 )
 from dramigrate.kustomize.scan import MIGRATED_WITH_GRAPH, PATCH_WITH_GRAPH, Scan, Unit
+from dramigrate.memo import per_run
 from dramigrate.migrate import FileResult, Job, run_file
 from dramigrate.rules import RuleSet
 from dramigrate.sources import SKIP_DIRS
@@ -725,6 +726,9 @@ def _resolve(path: str) -> Path | None:
         return Path(path).resolve() if path != "-" else None
     except (OSError, RuntimeError):
         return None
+
+
+per_run(_resolve.cache_clear)  # resolved from the run's working folder
 
 
 def _proven(result: Any, kz: Scan, o: Outcome) -> None:
