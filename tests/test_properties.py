@@ -660,14 +660,6 @@ def ray_expected(case: Case, pod: int) -> dict[str, str]:
 LONG = os.environ.get("DRAMIGRATE_FUZZ") == "long"
 SCALE = int(os.environ.get("DRAMIGRATE_FUZZ_SCALE") or 40) if LONG else 1  # examples: SCALE times CI's
 
-
-def examples(ci: int, long: int) -> int:
-    """A property's examples: ci in the bounded profile, long * SCALE in the long one. The three slowest properties
-    (most of this file's CPU) run half their examples in CI since the suite passed CI's 10-minute limit; the long
-    profile runs what it ran before."""
-    return long * SCALE if LONG else ci
-
-
 COMMON = settings(
     max_examples=50 * SCALE,
     derandomize=not LONG,
@@ -833,7 +825,7 @@ RAY_COUNT_MILLI = ray_count_case(5)  # "4000m"
 RAY_COUNT_OCTAL = ray_count_case(1)  # 04 (and 01)
 
 
-@settings(COMMON, max_examples=examples(25, 50))
+@COMMON
 @given(case=cases(), target=st.sampled_from(["1.34", "1.36"]))
 @example(case=CLASS_OVER_CLAIM_LIMIT, target="1.34")
 @example(case=COMMENT_ABOVE_NEXT_FIELD, target="1.34")
@@ -887,7 +879,7 @@ COMMENT_AFTER_FLUSH_TOLERATIONS = Case(
 
 
 # No shrinking here: a failure is reported as found (shrinking these documents takes minutes).
-@settings(COMMON, max_examples=examples(10, 20), phases=(Phase.explicit, Phase.generate))
+@settings(COMMON, max_examples=20 * SCALE, phases=(Phase.explicit, Phase.generate))
 @given(
     case=cases(mixed=True).filter(lambda c: c.tolerations and any(n for x in c.containers for n in x.counts.values()))
 )
@@ -1055,7 +1047,7 @@ def cli(*args: str) -> tuple[int, bytes]:
 
 
 # No shrinking here: four CLI runs an example make it slow (a failure is reported as found).
-@settings(COMMON, max_examples=examples(3, 6), phases=(Phase.explicit, Phase.generate))
+@settings(COMMON, max_examples=6 * SCALE, phases=(Phase.explicit, Phase.generate))
 @given(case=cases(), as_json=st.booleans())
 def test_lint_diff_and_fix_agree(case: Case, as_json: bool) -> None:
     """Through the CLI: lint exits 1 exactly when fix changes the file, `diff --check` likewise, diff's patch
