@@ -19,6 +19,7 @@ proofs are proveswitch.py and passthroughproof.py, on what outcome.py holds.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import json
@@ -153,7 +154,7 @@ from dramigrate.helm.values import (
     with_paths,
     zero,
 )
-from dramigrate.limits import check_values_file
+from dramigrate.limits import check_values_file, read_regular
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
 
@@ -222,8 +223,23 @@ def run_chart(
         outcome.findings = []
         outcome.changes = []
     finally:
+        _hide_data(outcome, copts)
         work.close()
     return outcome
+
+
+def _hide_data(outcome: ChartOutcome, copts: ChartOptions) -> None:
+    """The outcome's findings and messages with what a template rendered from a chart file hidden (sandbox.py)."""
+    from dramigrate.helm.sandbox import hide_finding_data, hide_texts
+
+    root = outcome.root or outcome.chart
+    given = [copts.release, copts.namespace or "default", *copts.set_values, *copts.set_string_values]
+    for values in copts.values_files:
+        with contextlib.suppress(OSError, ValueError):
+            given.append(read_regular(values).decode("utf-8", "replace"))
+    texts = hide_finding_data(outcome.findings, outcome.templates, root, "\n".join(given))
+    for name in ("manual", "left", "usage"):
+        setattr(outcome, name, hide_texts(getattr(outcome, name), texts))
 
 
 def _named_from_folders(outcome: ChartOutcome, leaves: list[Twin]) -> None:

@@ -453,13 +453,15 @@ _MIGRATION_TEXT = (
 _MIGRATION_WORDS = frozenset(_MIGRATION_TEXT.split())
 
 
-def hide_chart_data(message: str, root: Path) -> str:
+def hide_chart_data(message: str, root: Path, known: frozenset[str] | None = None) -> str:
     """message with each quoted value replaced by NOT_SHOWN unless every word of it is in the chart's templates
     or values files: a proof's difference quotes rendered values, and a rendered value can be the content of a
-    chart file (`.Files.Get`), which dramigrate never prints (the template and line are quoted instead)."""
+    chart file (`.Files.Get`), which dramigrate never prints (the template and line are quoted instead).
+    known: chart_words(root), when the caller has it."""
     if "'" not in message and '"' not in message:
         return message
-    known = set(_WORD.findall(template_text(root) + "\n" + _values_text(root))) | _MIGRATION_WORDS
+    if known is None:
+        known = frozenset(_WORD.findall(template_text(root) + "\n" + _values_text(root))) | _MIGRATION_WORDS
 
     def shown(match: re.Match[str]) -> str:
         return match.group(0) if set(_WORD.findall(match.group(0))) <= known else NOT_SHOWN
@@ -467,15 +469,148 @@ def hide_chart_data(message: str, root: Path) -> str:
     return _QUOTED_VALUE.sub(shown, message)
 
 
+def chart_words(root: Path, given: str = "") -> frozenset[str]:
+    """The words a chart's own code may write into a render: those of its templates, values files and Chart.yaml
+    files, of its other files holding template actions (`tpl (.Files.Get "files/job.yaml") .`), packed subcharts'
+    too, of what the user gave (`given`: the release name, --set values, -f files) and of the migration. Data a CI
+    step leaves in the chart (a token, a key file) holds no `{{`."""
+    text = f"{template_text(root)}\n{_values_text(root)}\n{_code_files_text(root)}\n{given}"
+    return frozenset(_WORD.findall(text)) | _MIGRATION_WORDS
+
+
+_CODE_BUDGET = 32 << 20  # bytes of a chart's other files and packed subcharts read for chart_words
+
+
+def _code_files_text(root: Path) -> str:
+    """The text of the chart's files outside templates/ (its .git and values and Chart.yaml files aside) that hold
+    template actions, and of its packed subcharts' (charts/*.tgz) templates, values and Chart.yaml files and files
+    holding template actions; each file under 1 MiB, 32 MiB read in all."""
+    parts: list[str] = []
+    budget = _CODE_BUDGET
+    if not root.is_dir():
+        return ""
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d not in (".git", "templates"))
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            if name in ("values.yaml", "Chart.yaml") or budget <= 0:
+                continue
+            try:
+                if os.path.islink(path) or not os.path.isfile(path):
+                    continue
+                size = os.path.getsize(path)
+                if name.endswith(".tgz") and size <= MAX_MEMBER_BYTES:
+                    text, size = _packed_code(Path(path), budget)
+                elif size > 1 << 20:
+                    continue
+                else:
+                    with open(path, "rb") as handle:
+                        text = handle.read().decode("utf-8", "replace")
+            except OSError:
+                continue
+            budget -= size  # what was read, kept or not
+            parts.append(text if "{{" in text or name.endswith(".tgz") else "")
+    return "\n".join(parts)
+
+
+def _packed_code(archive: Path, budget: int) -> tuple[str, int]:
+    """The text of a packed chart's templates, values.yaml and Chart.yaml files and files holding template actions
+    (not of the archives packed inside it), and the bytes read: up to budget, the archive unpacked no further than
+    _CODE_BUDGET."""
+    import tarfile
+    import zlib
+
+    from dramigrate.helm.tararchive import open_packed
+
+    parts: list[str] = []
+    read = 0
+    try:
+        with open_packed(archive) as tar:
+            for count, member in enumerate(tar):
+                if count >= MAX_MEMBERS or read >= budget or member.offset > _CODE_BUDGET:
+                    break
+                if not member.isfile() or member.size > 1 << 20:
+                    continue
+                rel = member.name.split("/", 1)[-1]
+                handle = tar.extractfile(member)
+                text = (handle.read() if handle else b"").decode("utf-8", "replace")
+                read += member.size
+                if rel.split("/")[-1] in ("values.yaml", "Chart.yaml") or "templates/" in f"/{rel}" or "{{" in text:
+                    parts.append(text)
+    except (OSError, EOFError, tarfile.TarError, zlib.error):
+        pass
+    return "\n".join(parts), read
+
+
+_NAMED = ("kind", "namespace", "name", "container", "resource")
+_HASHED = re.compile(r"-[0-9a-f]{8}$")  # a claim template name's spec hash (emit.spec_hash)
+
+
+def hide_finding_data(findings: list[Any], templates: list[dict[str, Any]], root: Path, given: str = "") -> list[str]:
+    """Each finding's object names (kind, namespace, name, container, resource) replaced by NOT_SHOWN when a word of
+    them is neither the chart's (chart_words, in any case) nor a number, and wherever its message or a related
+    note quotes them; its quoted values hidden as hide_chart_data hides them; the names and namespaces of the claim
+    templates made for it (`fit` prints them; a pod's name with its hash, a container's with its device) alike. A
+    template may name a pod, a container or a device key from a chart file (`.Files.Get`), and a chart at the root
+    of a workspace may read what CI steps write there (`gha-creds-*.json`). Returns the texts hidden, longest
+    first, for the chart's other messages."""
+    from dataclasses import replace
+
+    if not findings:
+        return []
+    known = chart_words(root, given)
+    lower = {w.lower() for w in known}
+
+    def shown(value: str) -> bool:
+        return all(w.isdigit() or w.lower() in lower for w in _WORD.findall(_HASHED.sub("", value)))
+
+    hidden: set[str] = set()
+    for f in findings:
+        for attr in _NAMED:
+            value = getattr(f, attr)
+            if value and not shown(value):
+                hidden.add(value)
+                setattr(f, attr, NOT_SHOWN)
+    texts = sorted(hidden, key=len, reverse=True)
+    for f in findings:
+        f.message = hide_chart_data(hide_texts(f.message, texts), root, known)
+        f.related = [replace(r, note=hide_chart_data(hide_texts(r.note, texts), root, known)) for r in f.related]
+    for template in templates:
+        _hide_names(template, shown)
+    return texts
+
+
+def _hide_names(node: Any, shown: Any) -> None:
+    """Each `name` and `namespace` string in node replaced by NOT_SHOWN unless shown(it)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("name", "namespace") and isinstance(value, str) and not shown(value):
+                node[key] = NOT_SHOWN
+            else:
+                _hide_names(value, shown)
+    elif isinstance(node, list):
+        for item in node:
+            _hide_names(item, shown)
+
+
+def hide_texts(message: str, texts: list[str]) -> str:
+    """message with each of texts (longest first) replaced by NOT_SHOWN."""
+    for text in texts:
+        message = message.replace(text, NOT_SHOWN)
+    return message
+
+
 def _values_text(root: Path) -> str:
-    """The text of the values.yaml files of the chart and its unpacked subcharts."""
+    """The text of the values.yaml and Chart.yaml files of the chart and its unpacked subcharts."""
     parts: list[str] = []
     if not root.is_dir():
         return ""
     for folder, dirs, files in os.walk(root, followlinks=False):
         dirs.sort()
-        if "values.yaml" in files:
-            path = os.path.join(folder, "values.yaml")
+        for name in ("values.yaml", "Chart.yaml"):
+            if name not in files:
+                continue
+            path = os.path.join(folder, name)
             try:
                 if not os.path.islink(path) and os.path.getsize(path) <= 1 << 20:
                     with open(path, "rb") as handle:

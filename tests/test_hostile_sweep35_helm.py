@@ -1,0 +1,109 @@
+"""Session 35's red team on Helm charts (issue 11 item 3, the Helm sandbox): what session 34 left on this surface,
+and new shapes. Each hostile chart is small and checked in-process where the process boundary is not what is
+tested."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import chart_with
+
+from dramigrate.config import Settings
+from dramigrate.helm.outcome import ChartOptions, ChartOutcome
+from dramigrate.helm.run import run_chart
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+SECRET = "ya29Zk3yQWxSecret"  # stands in for what a CI step writes at the workspace root (gha-creds-*.json)
+
+
+def _run(chart: Path, mode: str, options: ChartOptions | None = None) -> ChartOutcome:
+    return run_chart(chart, options or ChartOptions(), load_rules(), Settings(), Target.parse("1.34"), mode)
+
+
+def _shown(outcome: ChartOutcome) -> str:
+    """Everything a report of the outcome can print: its findings in JSON, its error and its messages."""
+    parts = [json.dumps([f.to_json() for f in outcome.findings]), json.dumps(outcome.templates)]
+    parts += [outcome.manual, outcome.left, outcome.usage]
+    return "\n".join([*parts, str(outcome.error or "")])
+
+
+# a pod whose namespace, name, container, device key and a count are rendered from a file of the chart: a chart at
+# the root of a workspace reads what CI steps wrote there
+READS_A_FILE = """\
+{{- $s := regexFind "ya29[A-Za-z0-9]+" (.Files.Get "gha-creds-1.json") }}
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p-{{ $s | lower }}
+  namespace: {{ $s | lower }}
+spec:
+  containers:
+  - name: c-{{ $s | lower }}
+    image: app:1
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+        gpu.intel.com/{{ $s }}: 1
+  - name: counted
+    image: app:1
+    resources:
+      limits:
+        nvidia.com/gpu: {{ $s | quote }}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: q-{{ $s | lower }}
+spec:
+  containers:
+  - name: d-{{ $s | lower }}
+    image: app:1
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+"""
+
+
+@pytest.fixture(scope="module")
+def reads_a_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    chart = chart_with(tmp_path_factory.mktemp("creds"), "ws", {"templates/pod.yaml": READS_A_FILE})
+    (chart / "gha-creds-1.json").write_text(json.dumps({"access_token": SECRET}))
+    return chart
+
+
+@pytest.mark.parametrize("mode", ["lint", "diff"])
+def test_text_of_a_chart_file_rendered_into_names_and_counts_is_never_shown(reads_a_file: Path, mode: str) -> None:
+    """A template naming a pod, its namespace, a container and a device key, and writing a device count, from a
+    chart file had that file's text in the findings (`Pod/p-ya29...`, `container c-ya29...`,
+    `gpu.intel.com/ya29... is an extended resource`, `nvidia.com/gpu: "ya29..." is not an integer device count`) in
+    every report format, and `fit` printed the claim templates made for them (`p-ya29...-62503490`). Those names
+    are now shown only when their words are the chart's own (its templates, values, Chart.yaml, the release); the
+    findings are still there, at their template lines."""
+    outcome = _run(reads_a_file, mode)
+
+    assert outcome.templates or mode == "lint"
+    assert SECRET.lower() not in _shown(outcome).lower()
+    rules = {f.rule for f in outcome.findings}
+    assert {"legacy-device-request", "invalid-count"} <= rules, rules
+    assert all(f.file == f"{reads_a_file}/templates/pod.yaml" and f.line for f in outcome.findings if f.resource)
+
+
+def test_names_the_chart_writes_itself_are_still_shown(tmp_path: Path) -> None:
+    """A pod named from the release, the chart's name and a range index keeps its name in the findings."""
+    template = (
+        "{{- range $i := until 2 }}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n"
+        "  name: {{ $.Release.Name }}-{{ $.Chart.Name }}-{{ $i }}\nspec:\n  containers:\n"
+        "  - name: {{ $.Values.container }}\n    image: app:1\n    resources:\n      limits:\n"
+        "        nvidia.com/gpu: 1\n{{- end }}\n"
+    )
+    chart = chart_with(tmp_path, "trainer", {"values.yaml": "container: worker\n", "templates/pod.yaml": template})
+
+    outcome = _run(chart, "lint", ChartOptions(release="nightly"))
+
+    assert {(f.name, f.container) for f in outcome.findings} == {
+        ("nightly-trainer-0", "worker"),
+        ("nightly-trainer-1", "worker"),
+    }
