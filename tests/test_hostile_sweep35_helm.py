@@ -107,3 +107,37 @@ def test_names_the_chart_writes_itself_are_still_shown(tmp_path: Path) -> None:
         ("nightly-trainer-0", "worker"),
         ("nightly-trainer-1", "worker"),
     }
+
+
+GPU_POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Release.Name }}-top\nspec:\n  containers:\n  - name: app\n"
+    "    image: app:1\n    resources:\n      limits:\n        nvidia.com/gpu: {{ .Values.gpus }}\n"
+)
+
+
+# a ResourceQuota counting GPUs from a chart file: its finding quoted the count unquoted
+QUOTA_FROM_A_FILE = """\
+apiVersion: v1
+kind: ResourceQuota
+metadata:
+  name: gpus
+spec:
+  hard:
+    requests.nvidia.com/gpu: {{ regexFind "ya29[A-Za-z0-9]+" (.Files.Get "gha-creds-1.json") | quote }}
+"""
+
+
+@pytest.mark.parametrize("mode", ["lint", "diff"])
+def test_a_value_a_message_quotes_without_quotes_is_not_shown_either(tmp_path: Path, mode: str) -> None:
+    """`quota requests.nvidia.com/gpu: ya29... is not an integer device count`: a count a message gives without
+    quotes came through, and diff repeated it in why the chart needs manual work. Each string of the objects the
+    findings are about is now hidden wherever a message gives it, when its words are not the chart's own."""
+    chart = chart_with(tmp_path, "ws", {"templates/quota.yaml": QUOTA_FROM_A_FILE, "templates/pod.yaml": GPU_POD})
+    (chart / "values.yaml").write_text("gpus: 1\n")
+    (chart / "gha-creds-1.json").write_text(json.dumps({"access_token": SECRET}))
+
+    outcome = _run(chart, mode)
+
+    assert SECRET not in _shown(outcome)
+    [quota] = [f for f in outcome.findings if f.kind == "ResourceQuota"]
+    assert quota.rule == "invalid-count" and "requests.nvidia.com/gpu" in quota.message

@@ -222,10 +222,19 @@ def run_chart(
         outcome.error = InputError(exc.message, display_root, rule=exc.rule)  # bad input, said once (not a finding)
         outcome.findings = []
         outcome.changes = []
+    except BaseException:  # a stop (SIGTERM), a bug: nothing more is read
+        work.close()
+        raise
+    try:
+        _hide_data(outcome, copts)  # before a packed chart's unpacked copy goes
     finally:
-        _hide_data(outcome, copts)
         work.close()
     return outcome
+
+
+def object_name(doc: dict[str, Any]) -> tuple[Any, Any]:
+    metadata = doc.get("metadata")
+    return doc.get("kind"), metadata.get("name") if isinstance(metadata, dict) else None
 
 
 def _hide_data(outcome: ChartOutcome, copts: ChartOptions) -> None:
@@ -237,7 +246,11 @@ def _hide_data(outcome: ChartOutcome, copts: ChartOptions) -> None:
     for values in copts.values_files:
         with contextlib.suppress(OSError, ValueError):
             given.append(read_regular(values).decode("utf-8", "replace"))
-    texts = hide_finding_data(outcome.findings, outcome.templates, root, "\n".join(given))
+    named = {(f.kind, f.name) for f in outcome.findings}
+    objects: list[Any] = []
+    with contextlib.suppress(InputError, yaml.YAMLError, RecursionError):  # the core read this render
+        objects = [d for d in load_all(outcome.rendered) if isinstance(d, dict) and object_name(d) in named]
+    texts = hide_finding_data(outcome.findings, outcome.templates, root, "\n".join(given), objects)
     for name in ("manual", "left", "usage"):
         setattr(outcome, name, hide_texts(getattr(outcome, name), texts))
 
@@ -391,6 +404,7 @@ def _run(
             raise _render_error(core.error.message, core.error.line, base.stream, outcome.display)
         outcome.classes = dict(core.classes)
         outcome.templates = list(core.templates)
+        outcome.rendered = base.stream + base.rest
         findings = map_findings(core.findings, base.stream, root, outcome.display)
         for part in (base.stream, base.rest):
             findings.extend(mapped_secret_findings(part, root, outcome.display, rules))

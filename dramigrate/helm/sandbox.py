@@ -491,6 +491,8 @@ def _code_files_text(root: Path) -> str:
         return ""
     for folder, dirs, files in os.walk(root, followlinks=False):
         dirs[:] = sorted(d for d in dirs if d not in (".git", "templates"))
+        if budget <= 0:
+            break
         for name in sorted(files):
             path = os.path.join(folder, name)
             if name in ("values.yaml", "Chart.yaml") or budget <= 0:
@@ -546,14 +548,18 @@ _NAMED = ("kind", "namespace", "name", "container", "resource")
 _HASHED = re.compile(r"-[0-9a-f]{8}$")  # a claim template name's spec hash (emit.spec_hash)
 
 
-def hide_finding_data(findings: list[Any], templates: list[dict[str, Any]], root: Path, given: str = "") -> list[str]:
+def hide_finding_data(
+    findings: list[Any], templates: list[dict[str, Any]], root: Path, given: str = "", objects: list[Any] = ()
+) -> list[str]:
     """Each finding's object names (kind, namespace, name, container, resource) replaced by NOT_SHOWN when a word of
     them is neither the chart's (chart_words, in any case) nor a number, and wherever its message or a related
     note quotes them; its quoted values hidden as hide_chart_data hides them; the names and namespaces of the claim
     templates made for it (`fit` prints them; a pod's name with its hash, a container's with its device) alike. A
     template may name a pod, a container or a device key from a chart file (`.Files.Get`), and a chart at the root
-    of a workspace may read what CI steps write there (`gha-creds-*.json`). Returns the texts hidden, longest
-    first, for the chart's other messages."""
+    of a workspace may read what CI steps write there (`gha-creds-*.json`). A message may also quote a value of
+    its object unquoted (`quota requests.nvidia.com/gpu: ya29... is not an integer device count`): each string of
+    `objects` (the rendered objects the findings are about) not shown so is hidden where a message gives it.
+    Returns the texts hidden, longest first, for the chart's other messages."""
     from dataclasses import replace
 
     if not findings:
@@ -571,6 +577,7 @@ def hide_finding_data(findings: list[Any], templates: list[dict[str, Any]], root
             if value and not shown(value):
                 hidden.add(value)
                 setattr(f, attr, NOT_SHOWN)
+    hidden.update(text for text in _strings(objects) if len(text) >= 4 and not shown(text))
     texts = sorted(hidden, key=len, reverse=True)
     for f in findings:
         f.message = hide_chart_data(hide_texts(f.message, texts), root, known)
@@ -578,6 +585,19 @@ def hide_finding_data(findings: list[Any], templates: list[dict[str, Any]], root
     for template in templates:
         _hide_names(template, shown)
     return texts
+
+
+def _strings(node: Any) -> Iterator[str]:
+    """Every string key and value in node."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield from _strings(key)
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _strings(item)
 
 
 def _hide_names(node: Any, shown: Any) -> None:
@@ -594,9 +614,15 @@ def _hide_names(node: Any, shown: Any) -> None:
 
 
 def hide_texts(message: str, texts: list[str]) -> str:
-    """message with each of texts (longest first) replaced by NOT_SHOWN."""
+    """message with each of texts (longest first) replaced by NOT_SHOWN: wherever it stands, or when shorter than
+    8 characters only where it stands whole (`data` inside `metadata` is not a rendered value)."""
     for text in texts:
-        message = message.replace(text, NOT_SHOWN)
+        if text not in message:
+            continue
+        if len(text) >= 8:
+            message = message.replace(text, NOT_SHOWN)
+        else:
+            message = re.sub(rf"(?<![\w.-]){re.escape(text)}(?![\w.-])", NOT_SHOWN, message)
     return message
 
 
