@@ -141,3 +141,19 @@ def test_a_value_a_message_quotes_without_quotes_is_not_shown_either(tmp_path: P
     assert SECRET not in _shown(outcome)
     [quota] = [f for f in outcome.findings if f.kind == "ResourceQuota"]
     assert quota.rule == "invalid-count" and "requests.nvidia.com/gpu" in quota.message
+
+
+@pytest.mark.parametrize("name", ["../evil", "team/trainer"])
+def test_a_chart_name_helm_refuses_is_named_with_what_is_wrong(tmp_path: Path, name: str) -> None:
+    """A Chart.yaml whose name is a path (`../evil`) is refused by Helm before any template runs, `chart.metadata.name
+    "../evil" is invalid`; dramigrate said only "the chart does not render; Helm's message is not shown", as the
+    name is not in the chart's templates. A Chart.yaml is the chart's own metadata, which no template writes: its
+    text may be quoted, with what Helm asks of it."""
+    chart = chart_with(tmp_path, "c", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD})
+    (chart / "Chart.yaml").write_text(f'apiVersion: v2\nname: "{name}"\nversion: 0.1.0\n')
+
+    outcome = _run(chart, "lint")
+
+    assert outcome.error is not None
+    assert f'chart.metadata.name "{name}" is invalid' in outcome.error.message
+    assert "Chart.yaml: Helm takes a chart's name as a folder name, so it may not hold `/`" in outcome.error.message

@@ -381,6 +381,8 @@ def scrub(message: str, root: Path) -> str:
     node, a function name); else the message up to its first template location and a note. Repeated links of a
     template that includes itself are given once (see repeats_once)."""
     message = repeats_once(message)
+    if message.startswith("validation: ") and _verified(message, _metadata_text(root)):
+        return message + _METADATA_HINTS.get(message.split('"', 1)[0], "")
     templates = template_text(root)
     # a `fail` literal's location is Helm's (the template's path, which a rendered manifest the chart ships quotes too:
     # ai-workloads' out.yaml), not data: only its message is checked for echoes
@@ -396,6 +398,31 @@ def scrub(message: str, root: Path) -> str:
         head += ")"
     line = template_line(where.group(0), root)
     return f"{head}: {HIDDEN}" + (f"; the template line reads: {line}" if line else "")
+
+
+# Helm's checks of a Chart.yaml (chart.Metadata.Validate) whose message quotes it, and what they ask
+_METADATA_HINTS = {
+    "validation: chart.metadata.name ": (
+        " (Chart.yaml: Helm takes a chart's name as a folder name, so it may not hold `/`: rename the chart)"
+    ),
+    "validation: chart.metadata.version ": " (Chart.yaml: a chart's version is a semantic version, such as 0.1.0)",
+}
+
+
+def _metadata_text(root: Path) -> str:
+    """The text of the Chart.yaml files of the chart and its unpacked subcharts: the chart's own metadata, which
+    Helm checks before any template runs and which no template can write, so Helm's message may quote it."""
+    parts: list[str] = []
+    for folder, dirs, files in os.walk(root, followlinks=False) if root.is_dir() else ():
+        dirs[:] = sorted(d for d in dirs if d not in (".git", "templates"))
+        path = os.path.join(folder, "Chart.yaml")
+        try:
+            if "Chart.yaml" in files and not os.path.islink(path) and os.path.getsize(path) <= 1 << 20:
+                with open(path, "rb") as handle:
+                    parts.append(handle.read().decode("utf-8", "replace"))
+        except OSError:
+            continue
+    return "\n".join(parts)
 
 
 def template_line(location: str, root: Path) -> str:
