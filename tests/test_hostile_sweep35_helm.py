@@ -157,3 +157,32 @@ def test_a_chart_name_helm_refuses_is_named_with_what_is_wrong(tmp_path: Path, n
     assert outcome.error is not None
     assert f'chart.metadata.name "{name}" is invalid' in outcome.error.message
     assert "Chart.yaml: Helm takes a chart's name as a folder name, so it may not hold `/`" in outcome.error.message
+
+
+def test_a_packed_subchart_past_dramigrates_member_bound_is_checked_alike_by_lint_diff_and_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Helm renders a packed subchart of any number of files; dramigrate unpacks one of at most 10,000 (here 30).
+    lint reported the chart's device request as fixable, but diff and fix called the whole chart bad input (`the
+    archive has more than 10000 members`), from a step that only looks for subcharts the proof's renders may leave
+    out. Such a subchart is now never left out, and the three commands agree: the request is fixable and fixed."""
+    from conftest import packed_chart
+
+    from dramigrate.helm import sandbox
+
+    monkeypatch.setattr(sandbox, "MAX_MEMBERS", 30)
+    sub = {"Chart.yaml": "apiVersion: v2\nname: sub\nversion: 0.1.0\n", "templates/cm.yaml": "kind: ConfigMap\n"}
+    sub |= {f"files/f{i}.txt": "" for i in range(31)}
+    chart = chart_with(tmp_path, "top", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD})
+    (chart / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: top\nversion: 0.1.0\ndependencies:\n- name: sub\n  version: 0.1.0\n"
+    )
+    (chart / "charts").mkdir()
+    (chart / "charts" / "sub-0.1.0.tgz").write_bytes(packed_chart("sub", sub))
+
+    for mode in ("lint", "diff", "fix"):
+        outcome = _run(chart, mode)
+        assert outcome.error is None, (mode, outcome.error)
+        [request] = [f for f in outcome.findings if f.rule == "legacy-device-request"]
+        assert request.fixable, mode
+    assert outcome.proven

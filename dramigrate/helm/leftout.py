@@ -245,7 +245,7 @@ def plan(
     if cache is None or base.helm_binary is not None or base_render.error or not (root / "charts").is_dir():
         return
     from dramigrate.helm.rewrite import chart_dependencies, chart_name
-    from dramigrate.helm.sandbox import chart_for_render
+    from dramigrate.helm.sandbox import ChartRefused, chart_for_render
 
     chart = chart_name(root)
     deps = chart_dependencies(root)
@@ -262,8 +262,8 @@ def plan(
                 sub = _subchart(entry, made, aliased, shipped, base_render, tree)
                 if sub is not None:
                     found.append(sub)
-    except (OSError, ValueError, tarfile.TarError, EOFError, zlib.error, yaml.YAMLError):
-        return
+    except (OSError, ValueError, tarfile.TarError, EOFError, zlib.error, yaml.YAMLError, ChartRefused):
+        return  # a packed subchart past dramigrate's bounds (Helm renders it): none is left out
     keys = [sub.key for sub in found]
     made.subcharts = tuple(sub for sub in found if keys.count(sub.key) == 1)  # two charts of one name: neither
     if not made.subcharts:
