@@ -186,3 +186,17 @@ def test_a_packed_subchart_past_dramigrates_member_bound_is_checked_alike_by_lin
         [request] = [f for f in outcome.findings if f.rule == "legacy-device-request"]
         assert request.fixable, mode
     assert outcome.proven
+
+
+def test_a_device_key_spelled_with_yaml_escapes_is_still_found(tmp_path: Path) -> None:
+    """`resources: {"\\u006cimits": {"nvidia.com/gpu": 1}}` is `limits` for Helm, kubectl and the API server: a
+    pod with a GPU. A render's documents go to the core only when their text holds a word such as `limits`, so the
+    chart linted clean (exit 0) while the same text as a manifest was an error. A document holding an escape that
+    can spell a letter is now the core's to read."""
+    pod = GPU_POD.replace("      limits:\n        nvidia.com/gpu: {{ .Values.gpus }}\n", "")
+    pod = pod.replace("    resources:\n", '    resources: {"\\u006cimits": {"nvidia.com\\x2Fgpu": 1}}\n')
+    chart = chart_with(tmp_path, "esc", {"templates/pod.yaml": pod})
+
+    outcome = _run(chart, "lint")
+
+    assert [f.rule for f in outcome.findings] == ["legacy-device-request"]

@@ -526,10 +526,15 @@ def _render_folder(root: Path, options: Any) -> Render:
 _RELEVANT = ("limits", "requests", "claims", "Claim", "Quota", "LimitRange", "NodePool", "Queue", "extra_resource")
 
 
+# a double-quoted YAML escape that can spell a letter (`"\u006cimits"` is `limits`), or a line break it joins
+_ESCAPED = re.compile(r"\\(?:[xuU]|\r?\n)")
+
+
 def may_matter(text: str) -> bool:
     """Whether a manifest can hold anything the core reports (a superset of the core's own triage, so the
-    core sees every document it would act on; the others are compared as rendered)."""
-    return any(word in text for word in _RELEVANT)
+    core sees every document it would act on; the others are compared as rendered). A word spelled with escapes
+    is found only by a parse: such a manifest is the core's to read."""
+    return any(word in text for word in _RELEVANT) or _ESCAPED.search(text) is not None
 
 
 def manifest_stream(manifests: list[Any]) -> str:
