@@ -200,3 +200,22 @@ def test_a_device_key_spelled_with_yaml_escapes_is_still_found(tmp_path: Path) -
     outcome = _run(chart, "lint")
 
     assert [f.rule for f in outcome.findings] == ["legacy-device-request"]
+
+
+def test_a_render_of_thousands_of_documents_is_split_in_one_pass() -> None:
+    """Each render's documents were split into those the core reads and the others by asking, for each document,
+    whether it was `not in` the first list: comparisons quadratic in the documents, 5.5 million of them for the
+    proof of a chart of 1,000 CPU-only pods (9 s of a 40 s diff at 4,000)."""
+    import time
+
+    from dramigrate.helm.render import RenderedManifest
+    from dramigrate.helm.renderpool import split_relevant
+
+    manifests = [RenderedManifest("c/templates/pods.yaml", f"kind: Pod\nlimits: {i}\n") for i in range(5000)]
+    manifests.append(RenderedManifest("c/templates/cm.yaml", "kind: ConfigMap\n"))
+
+    started = time.process_time()
+    relevant, others = split_relevant(manifests)
+
+    assert time.process_time() - started < 0.5
+    assert relevant == manifests[:-1] and others == manifests[-1:]

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from dramigrate.helm.renderpool import _ACTION, Render, _calls, manifest_stream, may_matter, run_cache
+from dramigrate.helm.renderpool import _ACTION, Render, _calls, manifest_stream, run_cache, split_relevant
 from dramigrate.helm.tararchive import open_packed
 
 if TYPE_CHECKING:
@@ -229,9 +229,9 @@ def without(rendered: Render, prefixes: tuple[str, ...], kept_sources: set[str] 
     kept = [m for m in rendered.manifests if not m.source.startswith(prefixes) or m.source in (kept_sources or ())]
     if len(kept) == len(rendered.manifests):
         return rendered
-    relevant = [m for m in kept if may_matter(m.text)]
-    rest = manifest_stream([m for m in kept if m not in relevant])
-    return Render(kept, manifest_stream(relevant), rest, rendered.error, rendered.took, rendered.ended)
+    relevant, others = split_relevant(kept)
+    stream, rest = manifest_stream(relevant), manifest_stream(others)
+    return Render(kept, stream, rest, rendered.error, rendered.took, rendered.ended)
 
 
 def plan(
