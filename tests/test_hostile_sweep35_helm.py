@@ -219,3 +219,32 @@ def test_a_render_of_thousands_of_documents_is_split_in_one_pass() -> None:
 
     assert time.process_time() - started < 0.5
     assert relevant == manifests[:-1] and others == manifests[-1:]
+
+
+def test_the_chart_time_limit_counts_dramigrates_own_work_on_the_renders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The per-chart time limit counted only the CPU time of the renders: a chart rendering 4,000 CPU-only pods beside
+    one GPU pod renders in a few seconds, but parsing, migrating and comparing those documents in each of the proof's
+    renders took diff 40 s (100 s on a loaded machine) with no limit in sight. The limit now bounds the whole work on
+    the chart, its renders' CPU and dramigrate's own; the chart is refused by name. (Here 300 pods and a limit of
+    0.3 s, the renders taking well under it; the wall clock left out.)"""
+    from dramigrate.helm import sandbox
+
+    pods = (
+        "{{- range $i := until 300 }}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: cpu-{{ $i }}\nspec:\n"
+        "  containers:\n  - name: app\n    image: app:1\n    resources:\n      limits:\n        cpu: 1\n"
+        "{{- end }}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: gpu\nspec:\n  containers:\n  - name: app\n"
+        "    image: app:1\n    resources:\n      limits:\n        nvidia.com/gpu: {{ .Values.gpus }}\n"
+    )
+    chart = chart_with(tmp_path, "many", {"values.yaml": "gpus: 1\n", "templates/pods.yaml": pods})
+    monkeypatch.setenv("DRAMIGRATE_HELM_CHART_TIMEOUT", "0.3")
+    monkeypatch.setattr(sandbox, "CHART_WALL_FACTOR", 1000)  # only CPU time: a loaded machine changes nothing
+    monkeypatch.setattr(sandbox, "_slow_charts", sandbox.SlowBudget(sandbox.CHART_QUICK_SHARE))
+
+    outcome = _run(chart, "diff")
+
+    assert outcome.error is not None and outcome.error.rule == "chart-render-limit", outcome.error
+    assert outcome.error.file == str(chart)
+    assert "checking the chart took longer than 0.3 s of CPU time in all" in outcome.error.message
+    assert not outcome.changes

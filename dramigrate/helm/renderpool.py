@@ -227,6 +227,9 @@ def cached_render(root: Path, options: Any, fresh: bool = False) -> Render:
     """The chart rendered with options; a render of the run's own chart with the same values is done once. `fresh`:
     the second render of a value set, which finds what differs between two renders (random values), also done
     once, and only when the chart or values can render differently twice (_may_differ)."""
+    from dramigrate.helm.sandbox import check_chart_time
+
+    check_chart_time()  # a render taken from the cache is still worked on
     cache = run_cache(root)
     key = render_key(options) if cache is not None else None
     if cache is not None and key is not None and key in cache.renders:
@@ -577,8 +580,9 @@ def run_core(
     if cache is not None and key in cache:
         return copy.deepcopy(cache[key][0])
     from dramigrate.helm.perdocument import by_document
-    from dramigrate.helm.sandbox import check_device_documents
+    from dramigrate.helm.sandbox import check_chart_time, check_device_documents
 
+    check_chart_time()
     check_device_documents(device_documents(stream, rules))
     result = by_document(stream, name, rules, settings, target, fix) if objects and cache is not None else None
     if result is None:
