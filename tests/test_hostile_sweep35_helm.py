@@ -248,3 +248,17 @@ def test_the_chart_time_limit_counts_dramigrates_own_work_on_the_renders(
     assert outcome.error.file == str(chart)
     assert "checking the chart took longer than 0.3 s of CPU time in all" in outcome.error.message
     assert not outcome.changes
+
+
+def test_an_object_whose_kind_is_a_list_does_not_stop_the_hiding(tmp_path: Path) -> None:
+    """The objects a chart's findings are about were matched by their (kind, name) as the YAML holds them: a
+    document with `kind: [Pod]` (an unknown-kind finding) made that pair unhashable, and the chart ended in an
+    internal error where it was checked before."""
+    odd = "apiVersion: v1\nkind: [Pod]\nmetadata:\n  name: {a: b}\nspec:\n" + GPU_POD.split("spec:\n", 1)[1]
+    chart = chart_with(tmp_path, "odd", {"templates/odd.yaml": odd, "templates/pod.yaml": GPU_POD})
+    (chart / "values.yaml").write_text("gpus: 1\n")
+
+    outcome = _run(chart, "lint")
+
+    assert outcome.error is None
+    assert sorted(f.rule for f in outcome.findings) == ["legacy-device-request", "unknown-kind"]

@@ -232,9 +232,10 @@ def run_chart(
     return outcome
 
 
-def object_name(doc: dict[str, Any]) -> tuple[Any, Any]:
+def object_name(doc: dict[str, Any]) -> tuple[str, str]:
+    """A rendered object's kind and name as a finding gives them (text, whatever the YAML holds: `kind: [Pod]`)."""
     metadata = doc.get("metadata")
-    return doc.get("kind"), metadata.get("name") if isinstance(metadata, dict) else None
+    return str(doc.get("kind")), str(metadata.get("name") if isinstance(metadata, dict) else None)
 
 
 def _hide_data(outcome: ChartOutcome, copts: ChartOptions) -> None:
