@@ -262,3 +262,40 @@ def test_an_object_whose_kind_is_a_list_does_not_stop_the_hiding(tmp_path: Path)
 
     assert outcome.error is None
     assert sorted(f.rule for f in outcome.findings) == ["legacy-device-request", "unknown-kind"]
+
+
+def _zeros_member_archive(mib: int) -> bytes:
+    """A packed chart of about mib KiB whose first member is mib MiB of zeros: a gzip stream of members, each one
+    MiB of zeros, after the member's header."""
+    import gzip
+    import tarfile
+
+    info = tarfile.TarInfo("sub/files/zeros")
+    info.size = mib << 20
+    chart = tarfile.TarInfo("sub/Chart.yaml")
+    text = b"apiVersion: v2\nname: sub\nversion: 0.1.0\n"
+    chart.size = len(text)
+    one_mib = gzip.compress(b"\0" * (1 << 20), mtime=0)
+    tail = chart.tobuf(tarfile.GNU_FORMAT) + text.ljust(512, b"\0") + b"\0" * 1024
+    return gzip.compress(info.tobuf(tarfile.GNU_FORMAT), mtime=0) + one_mib * mib + gzip.compress(tail, mtime=0)
+
+
+@pytest.mark.parametrize("where", ["files/bomb.tgz", "charts/sub-0.1.0.tgz"])
+def test_reading_a_charts_words_never_unpacks_an_archive_past_its_budget(tmp_path: Path, where: str) -> None:
+    """The words a chart's own code may write (the hiding's allow list) are read from its packed subcharts too: an
+    archive of 1 MiB holding one member of 1 GiB of zeros was unpacked to skip that member, a second of CPU per
+    GiB, for any *.tgz of the chart (a 5 MiB one, Helm's bound on a chart file, is 5 GiB; a chart may hold
+    twenty). Only charts/ archives are read now, and none past the member that would take it over the budget."""
+    import time
+
+    from dramigrate.helm.sandbox import chart_words
+
+    chart = chart_with(tmp_path, "c", {"templates/pod.yaml": GPU_POD})
+    (chart / where).parent.mkdir(exist_ok=True)
+    (chart / where).write_bytes(_zeros_member_archive(1024))
+
+    started = time.process_time()
+    words = chart_words(chart)
+
+    assert time.process_time() - started < 0.5
+    assert "Release" in words

@@ -528,7 +528,7 @@ def _code_files_text(root: Path) -> str:
                 if os.path.islink(path) or not os.path.isfile(path):
                     continue
                 size = os.path.getsize(path)
-                if name.endswith(".tgz") and size <= MAX_MEMBER_BYTES:
+                if name.endswith(".tgz") and os.path.basename(folder) == "charts" and size <= MAX_MEMBER_BYTES:
                     text, size = _packed_code(Path(path), budget)
                 elif size > 1 << 20:
                     continue
@@ -544,8 +544,8 @@ def _code_files_text(root: Path) -> str:
 
 def _packed_code(archive: Path, budget: int) -> tuple[str, int]:
     """The text of a packed chart's templates, values.yaml and Chart.yaml files and files holding template actions
-    (not of the archives packed inside it), and the bytes read: up to budget, the archive unpacked no further than
-    _CODE_BUDGET."""
+    (not of the archives packed inside it), and the bytes unpacked to read them, at most budget: a member past it
+    is not skipped over either (a 5 MiB archive holding one member of 5 GiB of zeros took seconds to pass)."""
     import tarfile
     import zlib
 
@@ -556,14 +556,14 @@ def _packed_code(archive: Path, budget: int) -> tuple[str, int]:
     try:
         with open_packed(archive) as tar:
             for count, member in enumerate(tar):
-                if count >= MAX_MEMBERS or read >= budget or member.offset > _CODE_BUDGET:
+                if count >= MAX_MEMBERS or member.offset_data + member.size > budget:
                     break
+                read = member.offset_data + member.size
                 if not member.isfile() or member.size > 1 << 20:
                     continue
                 rel = member.name.split("/", 1)[-1]
                 handle = tar.extractfile(member)
                 text = (handle.read() if handle else b"").decode("utf-8", "replace")
-                read += member.size
                 if rel.split("/")[-1] in ("values.yaml", "Chart.yaml") or "templates/" in f"/{rel}" or "{{" in text:
                     parts.append(text)
     except (OSError, EOFError, tarfile.TarError, zlib.error):
