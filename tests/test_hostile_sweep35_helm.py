@@ -227,18 +227,18 @@ def test_the_chart_time_limit_counts_dramigrates_own_work_on_the_renders(
     """The per-chart time limit counted only the CPU time of the renders: a chart rendering 4,000 CPU-only pods beside
     one GPU pod renders in a few seconds, but parsing, migrating and comparing those documents in each of the proof's
     renders took diff 40 s (100 s on a loaded machine) with no limit in sight. The limit now bounds the whole work on
-    the chart, its renders' CPU and dramigrate's own; the chart is refused by name. (Here 300 pods and a limit of
-    0.3 s, the renders taking well under it; the wall clock left out.)"""
+    the chart, its renders' CPU and dramigrate's own; the chart is refused by name. (Here 150 pods and a limit of
+    0.2 s, the renders taking well under it; the wall clock left out.)"""
     from dramigrate.helm import sandbox
 
     pods = (
-        "{{- range $i := until 300 }}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: cpu-{{ $i }}\nspec:\n"
+        "{{- range $i := until 150 }}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: cpu-{{ $i }}\nspec:\n"
         "  containers:\n  - name: app\n    image: app:1\n    resources:\n      limits:\n        cpu: 1\n"
         "{{- end }}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: gpu\nspec:\n  containers:\n  - name: app\n"
         "    image: app:1\n    resources:\n      limits:\n        nvidia.com/gpu: {{ .Values.gpus }}\n"
     )
     chart = chart_with(tmp_path, "many", {"values.yaml": "gpus: 1\n", "templates/pods.yaml": pods})
-    monkeypatch.setenv("DRAMIGRATE_HELM_CHART_TIMEOUT", "0.3")
+    monkeypatch.setenv("DRAMIGRATE_HELM_CHART_TIMEOUT", "0.2")
     monkeypatch.setattr(sandbox, "CHART_WALL_FACTOR", 1000)  # only CPU time: a loaded machine changes nothing
     monkeypatch.setattr(sandbox, "_slow_charts", sandbox.SlowBudget(sandbox.CHART_QUICK_SHARE))
 
@@ -246,7 +246,7 @@ def test_the_chart_time_limit_counts_dramigrates_own_work_on_the_renders(
 
     assert outcome.error is not None and outcome.error.rule == "chart-render-limit", outcome.error
     assert outcome.error.file == str(chart)
-    assert "checking the chart took longer than 0.3 s of CPU time in all" in outcome.error.message
+    assert "checking the chart took longer than 0.2 s of CPU time in all" in outcome.error.message
     assert not outcome.changes
 
 
