@@ -299,3 +299,32 @@ def test_reading_a_charts_words_never_unpacks_an_archive_past_its_budget(tmp_pat
 
     assert time.process_time() - started < 0.5
     assert "Release" in words
+
+
+@pytest.mark.parametrize(
+    "condition",
+    ['lookup "v1" "Namespace" "" "kube-system"', '.Capabilities.APIVersions.Has "nvidia.com/v1"', ".Release.IsUpgrade"],
+)
+def test_a_device_request_that_renders_only_on_a_cluster_fails_lint(tmp_path: Path, condition: str) -> None:
+    """`helm template`, as dramigrate renders, gives `lookup` nothing, the capabilities of no cluster and a first
+    install: a GPU request inside `{{- if lookup "v1" "Namespace" "" "kube-system" }}` (true on every cluster), or
+    behind a GPU operator's API or an upgrade, never rendered, and lint exited 0 on a chart whose `helm install`
+    gives the pod a GPU. Such a key is now a legacy-device-request at its template line; a request the same kind of
+    condition lets render is reported once, as before."""
+    gated = GPU_POD.replace("    resources:\n", f"    {{{{- if {condition} }}}}\n    resources:\n") + "    {{- end }}\n"
+    rendered = GPU_POD.replace("-top", "-served").replace(
+        "    resources:\n", '    {{- if .Capabilities.APIVersions.Has "v1" }}\n    resources:\n'
+    )
+    files = {
+        "values.yaml": "gpus: 1\n",
+        "templates/gated.yaml": gated,
+        "templates/served.yaml": rendered + "    {{- end }}\n",
+    }
+    chart = chart_with(tmp_path, "gated", files)
+
+    outcome = _run(chart, "lint")
+
+    requests = sorted(
+        (Path(f.file).name, f.line, f.fixable) for f in outcome.findings if f.rule == "legacy-device-request"
+    )
+    assert requests == [("gated.yaml", 12, False), ("served.yaml", 12, True)], requests

@@ -39,6 +39,7 @@ from dramigrate.findings import RULES, Finding, InputError, Location
 from dramigrate.helm import patterns
 from dramigrate.helm.chartvalues import value_sources
 from dramigrate.helm.claimnamespaces import NAMESPACES_APART, namespaces_apart
+from dramigrate.helm.clustergated import cluster_gated
 from dramigrate.helm.fileleaf import built_twins, renamed, renamed_rel, working_copy
 from dramigrate.helm.findingmap import (
     attach_values,
@@ -410,6 +411,7 @@ def _run(
         for part in (base.stream, base.rest):
             findings.extend(mapped_secret_findings(part, root, outcome.display, rules))
         findings.extend(mapped_repeated_keys(base.stream, root, outcome.display))
+        findings.extend(cluster_gated(root, outcome.display, findings, rules))
     except BaseException:
         wait([probing])  # this error came first, as when the probe ran after it; the probe's own is dropped
         raise
