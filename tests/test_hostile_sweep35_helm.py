@@ -92,11 +92,13 @@ def test_text_of_a_chart_file_rendered_into_names_and_counts_is_never_shown(read
 
 
 def test_names_the_chart_writes_itself_are_still_shown(tmp_path: Path) -> None:
-    """A pod named from the release, the chart's name and a range index keeps its name in the findings."""
+    """A pod named from the release, the chart's name and a range index keeps its name in the findings, and so does
+    a container named from a value with the index written on (`worker0`: a word of the chart and a number; one pod
+    of 2,000 such containers had each hidden)."""
     template = (
         "{{- range $i := until 2 }}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n"
         "  name: {{ $.Release.Name }}-{{ $.Chart.Name }}-{{ $i }}\nspec:\n  containers:\n"
-        "  - name: {{ $.Values.container }}\n    image: app:1\n    resources:\n      limits:\n"
+        "  - name: {{ $.Values.container }}{{ $i }}\n    image: app:1\n    resources:\n      limits:\n"
         "        nvidia.com/gpu: 1\n{{- end }}\n"
     )
     chart = chart_with(tmp_path, "trainer", {"values.yaml": "container: worker\n", "templates/pod.yaml": template})
@@ -104,8 +106,8 @@ def test_names_the_chart_writes_itself_are_still_shown(tmp_path: Path) -> None:
     outcome = _run(chart, "lint", ChartOptions(release="nightly"))
 
     assert {(f.name, f.container) for f in outcome.findings} == {
-        ("nightly-trainer-0", "worker"),
-        ("nightly-trainer-1", "worker"),
+        ("nightly-trainer-0", "worker0"),
+        ("nightly-trainer-1", "worker1"),
     }
 
 

@@ -594,8 +594,9 @@ def hide_finding_data(
     known = chart_words(root, given)
     lower = {w.lower() for w in known}
 
-    def shown(value: str) -> bool:
-        return all(w.isdigit() or w.lower() in lower for w in _WORD.findall(_HASHED.sub("", value)))
+    def shown(value: str) -> bool:  # `c12`, `gpu0`: a template's word and a range index
+        words = _WORD.findall(_HASHED.sub("", value))
+        return all(w.isdigit() or w.rstrip("0123456789").lower() in lower for w in words)
 
     hidden: set[str] = set()
     for f in findings:
@@ -640,17 +641,34 @@ def _hide_names(node: Any, shown: Any) -> None:
             _hide_names(item, shown)
 
 
+_NAME_TOKEN = re.compile(r"[\w.\-/]+")  # what a name or device key is made of: a message's words, split on the rest
+
+
 def hide_texts(message: str, texts: list[str]) -> str:
-    """message with each of texts (longest first) replaced by NOT_SHOWN: wherever it stands, or when shorter than
-    8 characters only where it stands whole (`data` inside `metadata` is not a rendered value)."""
+    """message with each of texts (longest first) replaced by NOT_SHOWN. A name or device key is looked up once per
+    word of the message, and hidden as a word, a `/`-part of one (`Pod/NAME`) or the head of a name built on it
+    (`NAME-62503490`): asking each of thousands of names of one chart in each of its thousands of messages was
+    quadratic. Another text (a value with spaces) is hidden wherever it stands, or when shorter than 8 characters
+    only where it stands whole."""
+    if not texts or not message:
+        return message
+    names = {t for t in texts if _NAME_TOKEN.fullmatch(t)}
     for text in texts:
-        if text not in message:
+        if text in names or text not in message:
             continue
         if len(text) >= 8:
             message = message.replace(text, NOT_SHOWN)
         else:
             message = re.sub(rf"(?<![\w.-]){re.escape(text)}(?![\w.-])", NOT_SHOWN, message)
-    return message
+    if not names:
+        return message
+
+    def part(word: str) -> str:
+        pieces = word.split("-")
+        head = next((k for k in range(len(pieces), 0, -1) if "-".join(pieces[:k]) in names), 0)
+        return "-".join([NOT_SHOWN, *pieces[head:]]) if head else word
+
+    return _NAME_TOKEN.sub(lambda m: "/".join(part(w) for w in m.group(0).split("/")), message)
 
 
 def _values_text(root: Path) -> str:
