@@ -94,20 +94,20 @@ def test_text_of_a_chart_file_rendered_into_names_and_counts_is_never_shown(read
 def test_names_the_chart_writes_itself_are_still_shown(tmp_path: Path) -> None:
     """A pod named from the release, the chart's name and a range index keeps its name in the findings, and so does
     a container named from a value with the index written on (`worker0`: a word of the chart and a number; one pod
-    of 2,000 such containers had each hidden)."""
+    of 2,000 such containers had each hidden) and a value's word ending in a number (`gpt2`)."""
     template = (
         "{{- range $i := until 2 }}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n"
         "  name: {{ $.Release.Name }}-{{ $.Chart.Name }}-{{ $i }}\nspec:\n  containers:\n"
         "  - name: {{ $.Values.container }}{{ $i }}\n    image: app:1\n    resources:\n      limits:\n"
         "        nvidia.com/gpu: 1\n{{- end }}\n"
     )
-    chart = chart_with(tmp_path, "trainer", {"values.yaml": "container: worker\n", "templates/pod.yaml": template})
+    chart = chart_with(tmp_path, "trainer", {"values.yaml": "container: gpt2-worker\n", "templates/pod.yaml": template})
 
     outcome = _run(chart, "lint", ChartOptions(release="nightly"))
 
     assert {(f.name, f.container) for f in outcome.findings} == {
-        ("nightly-trainer-0", "worker0"),
-        ("nightly-trainer-1", "worker1"),
+        ("nightly-trainer-0", "gpt2-worker0"),
+        ("nightly-trainer-1", "gpt2-worker1"),
     }
 
 

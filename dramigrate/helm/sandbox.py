@@ -596,7 +596,7 @@ def hide_finding_data(
 
     def shown(value: str) -> bool:  # `c12`, `gpu0`: a template's word and a range index
         words = _WORD.findall(_HASHED.sub("", value))
-        return all(w.isdigit() or w.rstrip("0123456789").lower() in lower for w in words)
+        return all(w.isdigit() or {w.lower(), w.rstrip("0123456789").lower()} & lower for w in words)
 
     hidden: set[str] = set()
     for f in findings:
