@@ -40,7 +40,7 @@ def test_a_chart_whose_renders_are_each_slow_is_stopped_as_a_whole(
     assert code == 2, err
     # over its CPU time, or on a busy machine over the wall time first (each says which)
     limits = ("took longer than 2 s of CPU time in all", "ran past 8 s of wall time")
-    assert any(f"[chart-render-limit] the chart's renders {limit}" in err for limit in limits), err
+    assert any(f"[chart-render-limit] checking the chart {limit}" in err for limit in limits), err
     assert "nvidia.com/gpu" in (tmp_path / "slow/templates/pod.yaml").read_text()
     assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
     assert took < 60, took
@@ -77,4 +77,4 @@ def test_a_chart_stopped_by_the_wall_clock_is_told_apart_from_one_over_its_cpu_t
         render_chart(chart, RenderOptions(set_values=("gpus=2",)))
     message = str(refused.value)
     assert "ran past 2 s of wall time" in message and "of CPU time in all" not in message
-    assert "its finished renders having taken" in message and "s of CPU: a busy machine" in message
+    assert "having taken" in message and "s of CPU: a busy machine" in message

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from dramigrate.helm.renderpool import _ACTION, Render, _calls, manifest_stream, may_matter, run_cache
+from dramigrate.helm.renderpool import _ACTION, Render, _calls, manifest_stream, run_cache, split_relevant
 from dramigrate.helm.tararchive import open_packed
 
 if TYPE_CHECKING:
@@ -229,9 +229,9 @@ def without(rendered: Render, prefixes: tuple[str, ...], kept_sources: set[str] 
     kept = [m for m in rendered.manifests if not m.source.startswith(prefixes) or m.source in (kept_sources or ())]
     if len(kept) == len(rendered.manifests):
         return rendered
-    relevant = [m for m in kept if may_matter(m.text)]
-    rest = manifest_stream([m for m in kept if m not in relevant])
-    return Render(kept, manifest_stream(relevant), rest, rendered.error, rendered.took, rendered.ended)
+    relevant, others = split_relevant(kept)
+    stream, rest = manifest_stream(relevant), manifest_stream(others)
+    return Render(kept, stream, rest, rendered.error, rendered.took, rendered.ended)
 
 
 def plan(
@@ -245,7 +245,7 @@ def plan(
     if cache is None or base.helm_binary is not None or base_render.error or not (root / "charts").is_dir():
         return
     from dramigrate.helm.rewrite import chart_dependencies, chart_name
-    from dramigrate.helm.sandbox import chart_for_render
+    from dramigrate.helm.sandbox import ChartRefused, chart_for_render
 
     chart = chart_name(root)
     deps = chart_dependencies(root)
@@ -262,8 +262,8 @@ def plan(
                 sub = _subchart(entry, made, aliased, shipped, base_render, tree)
                 if sub is not None:
                     found.append(sub)
-    except (OSError, ValueError, tarfile.TarError, EOFError, zlib.error, yaml.YAMLError):
-        return
+    except (OSError, ValueError, tarfile.TarError, EOFError, zlib.error, yaml.YAMLError, ChartRefused):
+        return  # a packed subchart past dramigrate's bounds (Helm renders it): none is left out
     keys = [sub.key for sub in found]
     made.subcharts = tuple(sub for sub in found if keys.count(sub.key) == 1)  # two charts of one name: neither
     if not made.subcharts:

@@ -139,6 +139,7 @@ class ChartOutcome:
     templates: list[dict[str, Any]] = field(default_factory=list)
     root: Path | None = None  # the chart folder rendered (a packaged chart's unpacked copy)
     left: str = ""  # why fix writes nothing: the migration leaves every device request as it is (leftwhy.py)
+    rendered: str = ""  # the first render, which the findings are about
 
     @property
     def proven(self) -> bool:

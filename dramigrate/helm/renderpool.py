@@ -228,6 +228,9 @@ def cached_render(root: Path, options: Any, fresh: bool = False) -> Render:
     """The chart rendered with options; a render of the run's own chart with the same values is done once. `fresh`:
     the second render of a value set, which finds what differs between two renders (random values), also done
     once, and only when the chart or values can render differently twice (_may_differ)."""
+    from dramigrate.helm.sandbox import check_chart_time
+
+    check_chart_time()  # a render taken from the cache is still worked on
     cache = run_cache(root)
     key = render_key(options) if cache is not None else None
     if cache is not None and key is not None and key in cache.renders:
@@ -518,19 +521,33 @@ def _render_folder(root: Path, options: Any) -> Render:
     except HelmError as exc:
         return Render([], "", "", str(exc), last_render_seconds(), time.time())
     ended = time.time()
-    relevant = [m for m in manifests if may_matter(m.text)]
-    others = [m for m in manifests if m not in relevant]
+    relevant, others = split_relevant(manifests)
     took = last_render_seconds()
     return Render(manifests, manifest_stream(relevant), manifest_stream(others), took=took, ended=ended)
+
+
+def split_relevant(manifests: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The manifests that may matter to the core (may_matter), and the others, each in render order. (The others
+    were those `not in` the first list: comparisons quadratic in the documents, seconds per render of thousands.)"""
+    relevant: list[Any] = []
+    others: list[Any] = []
+    for m in manifests:
+        (relevant if may_matter(m.text) else others).append(m)
+    return relevant, others
 
 
 _RELEVANT = ("limits", "requests", "claims", "Claim", "Quota", "LimitRange", "NodePool", "Queue", "extra_resource")
 
 
+# a double-quoted YAML escape that can spell a letter (`"\u006cimits"` is `limits`), or a line break it joins
+_ESCAPED = re.compile(r"\\(?:[xuU]|\r?\n)")
+
+
 def may_matter(text: str) -> bool:
     """Whether a manifest can hold anything the core reports (a superset of the core's own triage, so the
-    core sees every document it would act on; the others are compared as rendered)."""
-    return any(word in text for word in _RELEVANT)
+    core sees every document it would act on; the others are compared as rendered). A word spelled with escapes
+    is found only by a parse: such a manifest is the core's to read."""
+    return any(word in text for word in _RELEVANT) or _ESCAPED.search(text) is not None
 
 
 def manifest_stream(manifests: list[Any]) -> str:
@@ -564,8 +581,9 @@ def run_core(
     if cache is not None and key in cache:
         return copy.deepcopy(cache[key][0])
     from dramigrate.helm.perdocument import by_document
-    from dramigrate.helm.sandbox import check_device_documents
+    from dramigrate.helm.sandbox import check_chart_time, check_device_documents
 
+    check_chart_time()
     check_device_documents(device_documents(stream, rules))
     result = by_document(stream, name, rules, settings, target, fix) if objects and cache is not None else None
     if result is None:

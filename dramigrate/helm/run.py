@@ -19,6 +19,7 @@ proofs are proveswitch.py and passthroughproof.py, on what outcome.py holds.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import json
@@ -38,6 +39,7 @@ from dramigrate.findings import RULES, Finding, InputError, Location
 from dramigrate.helm import patterns
 from dramigrate.helm.chartvalues import value_sources
 from dramigrate.helm.claimnamespaces import NAMESPACES_APART, namespaces_apart
+from dramigrate.helm.clustergated import cluster_gated
 from dramigrate.helm.fileleaf import built_twins, renamed, renamed_rel, working_copy
 from dramigrate.helm.findingmap import (
     attach_values,
@@ -153,7 +155,7 @@ from dramigrate.helm.values import (
     with_paths,
     zero,
 )
-from dramigrate.limits import check_values_file
+from dramigrate.limits import check_values_file, read_regular
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
 
@@ -221,9 +223,38 @@ def run_chart(
         outcome.error = InputError(exc.message, display_root, rule=exc.rule)  # bad input, said once (not a finding)
         outcome.findings = []
         outcome.changes = []
+    except BaseException:  # a stop (SIGTERM), a bug: nothing more is read
+        work.close()
+        raise
+    try:
+        _hide_data(outcome, copts)  # before a packed chart's unpacked copy goes
     finally:
         work.close()
     return outcome
+
+
+def object_name(doc: dict[str, Any]) -> tuple[str, str]:
+    """A rendered object's kind and name as a finding gives them (text, whatever the YAML holds: `kind: [Pod]`)."""
+    metadata = doc.get("metadata")
+    return str(doc.get("kind")), str(metadata.get("name") if isinstance(metadata, dict) else None)
+
+
+def _hide_data(outcome: ChartOutcome, copts: ChartOptions) -> None:
+    """The outcome's findings and messages with what a template rendered from a chart file hidden (sandbox.py)."""
+    from dramigrate.helm.sandbox import hide_finding_data, hide_texts
+
+    root = outcome.root or outcome.chart
+    given = [copts.release, copts.namespace or "default", *copts.set_values, *copts.set_string_values]
+    for values in copts.values_files:
+        with contextlib.suppress(OSError, ValueError):
+            given.append(read_regular(values).decode("utf-8", "replace"))
+    named = {(f.kind, f.name) for f in outcome.findings}
+    objects: list[Any] = []
+    with contextlib.suppress(InputError, yaml.YAMLError, RecursionError):  # the core read this render
+        objects = [d for d in load_all(outcome.rendered) if isinstance(d, dict) and object_name(d) in named]
+    texts = hide_finding_data(outcome.findings, outcome.templates, root, "\n".join(given), objects)
+    for name in ("manual", "left", "usage"):
+        setattr(outcome, name, hide_texts(getattr(outcome, name), texts))
 
 
 def _named_from_folders(outcome: ChartOutcome, leaves: list[Twin]) -> None:
@@ -375,10 +406,12 @@ def _run(
             raise _render_error(core.error.message, core.error.line, base.stream, outcome.display)
         outcome.classes = dict(core.classes)
         outcome.templates = list(core.templates)
+        outcome.rendered = base.stream + base.rest
         findings = map_findings(core.findings, base.stream, root, outcome.display)
         for part in (base.stream, base.rest):
             findings.extend(mapped_secret_findings(part, root, outcome.display, rules))
         findings.extend(mapped_repeated_keys(base.stream, root, outcome.display))
+        findings.extend(cluster_gated(root, outcome.display, findings, rules))
     except BaseException:
         wait([probing])  # this error came first, as when the probe ran after it; the probe's own is dropped
         raise

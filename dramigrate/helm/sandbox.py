@@ -381,6 +381,8 @@ def scrub(message: str, root: Path) -> str:
     node, a function name); else the message up to its first template location and a note. Repeated links of a
     template that includes itself are given once (see repeats_once)."""
     message = repeats_once(message)
+    if message.startswith("validation: ") and _verified(message, _metadata_text(root)):
+        return message + _METADATA_HINTS.get(message.split('"', 1)[0], "")
     templates = template_text(root)
     # a `fail` literal's location is Helm's (the template's path, which a rendered manifest the chart ships quotes too:
     # ai-workloads' out.yaml), not data: only its message is checked for echoes
@@ -396,6 +398,31 @@ def scrub(message: str, root: Path) -> str:
         head += ")"
     line = template_line(where.group(0), root)
     return f"{head}: {HIDDEN}" + (f"; the template line reads: {line}" if line else "")
+
+
+# Helm's checks of a Chart.yaml (chart.Metadata.Validate) whose message quotes it, and what they ask
+_METADATA_HINTS = {
+    "validation: chart.metadata.name ": (
+        " (Chart.yaml: Helm takes a chart's name as a folder name, so it may not hold `/`: rename the chart)"
+    ),
+    "validation: chart.metadata.version ": " (Chart.yaml: a chart's version is a semantic version, such as 0.1.0)",
+}
+
+
+def _metadata_text(root: Path) -> str:
+    """The text of the Chart.yaml files of the chart and its unpacked subcharts: the chart's own metadata, which
+    Helm checks before any template runs and which no template can write, so Helm's message may quote it."""
+    parts: list[str] = []
+    for folder, dirs, files in os.walk(root, followlinks=False) if root.is_dir() else ():
+        dirs[:] = sorted(d for d in dirs if d not in (".git", "templates"))
+        path = os.path.join(folder, "Chart.yaml")
+        try:
+            if "Chart.yaml" in files and not os.path.islink(path) and os.path.getsize(path) <= 1 << 20:
+                with open(path, "rb") as handle:
+                    parts.append(handle.read().decode("utf-8", "replace"))
+        except OSError:
+            continue
+    return "\n".join(parts)
 
 
 def template_line(location: str, root: Path) -> str:
@@ -453,13 +480,15 @@ _MIGRATION_TEXT = (
 _MIGRATION_WORDS = frozenset(_MIGRATION_TEXT.split())
 
 
-def hide_chart_data(message: str, root: Path) -> str:
+def hide_chart_data(message: str, root: Path, known: frozenset[str] | None = None) -> str:
     """message with each quoted value replaced by NOT_SHOWN unless every word of it is in the chart's templates
     or values files: a proof's difference quotes rendered values, and a rendered value can be the content of a
-    chart file (`.Files.Get`), which dramigrate never prints (the template and line are quoted instead)."""
+    chart file (`.Files.Get`), which dramigrate never prints (the template and line are quoted instead).
+    known: chart_words(root), when the caller has it."""
     if "'" not in message and '"' not in message:
         return message
-    known = set(_WORD.findall(template_text(root) + "\n" + _values_text(root))) | _MIGRATION_WORDS
+    if known is None:
+        known = frozenset(_WORD.findall(template_text(root) + "\n" + _values_text(root))) | _MIGRATION_WORDS
 
     def shown(match: re.Match[str]) -> str:
         return match.group(0) if set(_WORD.findall(match.group(0))) <= known else NOT_SHOWN
@@ -467,15 +496,192 @@ def hide_chart_data(message: str, root: Path) -> str:
     return _QUOTED_VALUE.sub(shown, message)
 
 
+def chart_words(root: Path, given: str = "") -> frozenset[str]:
+    """The words a chart's own code may write into a render: those of its templates, values files and Chart.yaml
+    files, of its other files holding template actions (`tpl (.Files.Get "files/job.yaml") .`), packed subcharts'
+    too, of what the user gave (`given`: the release name, --set values, -f files) and of the migration. Data a CI
+    step leaves in the chart (a token, a key file) holds no `{{`."""
+    text = f"{template_text(root)}\n{_values_text(root)}\n{_code_files_text(root)}\n{given}"
+    return frozenset(_WORD.findall(text)) | _MIGRATION_WORDS
+
+
+_CODE_BUDGET = 32 << 20  # bytes of a chart's other files and packed subcharts read for chart_words
+
+
+def _code_files_text(root: Path) -> str:
+    """The text of the chart's files outside templates/ (its .git and values and Chart.yaml files aside) that hold
+    template actions, and of its packed subcharts' (charts/*.tgz) templates, values and Chart.yaml files and files
+    holding template actions; each file under 1 MiB, 32 MiB read in all."""
+    parts: list[str] = []
+    budget = _CODE_BUDGET
+    if not root.is_dir():
+        return ""
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d not in (".git", "templates"))
+        if budget <= 0:
+            break
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            if name in ("values.yaml", "Chart.yaml") or budget <= 0:
+                continue
+            try:
+                if os.path.islink(path) or not os.path.isfile(path):
+                    continue
+                size = os.path.getsize(path)
+                if name.endswith(".tgz") and os.path.basename(folder) == "charts" and size <= MAX_MEMBER_BYTES:
+                    text, size = _packed_code(Path(path), budget)
+                elif size > 1 << 20:
+                    continue
+                else:
+                    with open(path, "rb") as handle:
+                        text = handle.read().decode("utf-8", "replace")
+            except OSError:
+                continue
+            budget -= size  # what was read, kept or not
+            parts.append(text if "{{" in text or name.endswith(".tgz") else "")
+    return "\n".join(parts)
+
+
+def _packed_code(archive: Path, budget: int) -> tuple[str, int]:
+    """The text of a packed chart's templates, values.yaml and Chart.yaml files and files holding template actions
+    (not of the archives packed inside it), and the bytes unpacked to read them, at most budget: a member past it
+    is not skipped over either (a 5 MiB archive holding one member of 5 GiB of zeros took seconds to pass)."""
+    import tarfile
+    import zlib
+
+    from dramigrate.helm.tararchive import open_packed
+
+    parts: list[str] = []
+    read = 0
+    try:
+        with open_packed(archive) as tar:
+            for count, member in enumerate(tar):
+                if count >= MAX_MEMBERS or member.offset_data + member.size > budget:
+                    break
+                read = member.offset_data + member.size
+                if not member.isfile() or member.size > 1 << 20:
+                    continue
+                rel = member.name.split("/", 1)[-1]
+                handle = tar.extractfile(member)
+                text = (handle.read() if handle else b"").decode("utf-8", "replace")
+                if rel.split("/")[-1] in ("values.yaml", "Chart.yaml") or "templates/" in f"/{rel}" or "{{" in text:
+                    parts.append(text)
+    except (OSError, EOFError, tarfile.TarError, zlib.error):
+        pass
+    return "\n".join(parts), read
+
+
+_NAMED = ("kind", "namespace", "name", "container", "resource")
+_HASHED = re.compile(r"-[0-9a-f]{8}$")  # a claim template name's spec hash (emit.spec_hash)
+
+
+def hide_finding_data(
+    findings: list[Any], templates: list[dict[str, Any]], root: Path, given: str = "", objects: list[Any] = ()
+) -> list[str]:
+    """Each finding's object names (kind, namespace, name, container, resource) replaced by NOT_SHOWN when a word of
+    them is neither the chart's (chart_words, in any case) nor a number, and wherever its message or a related
+    note quotes them; its quoted values hidden as hide_chart_data hides them; the names and namespaces of the claim
+    templates made for it (`fit` prints them; a pod's name with its hash, a container's with its device) alike. A
+    template may name a pod, a container or a device key from a chart file (`.Files.Get`), and a chart at the root
+    of a workspace may read what CI steps write there (`gha-creds-*.json`). A message may also quote a value of
+    its object unquoted (`quota requests.nvidia.com/gpu: ya29... is not an integer device count`): each string of
+    `objects` (the rendered objects the findings are about) not shown so is hidden where a message gives it.
+    Returns the texts hidden, longest first, for the chart's other messages."""
+    from dataclasses import replace
+
+    if not findings:
+        return []
+    known = chart_words(root, given)
+    lower = {w.lower() for w in known}
+
+    def shown(value: str) -> bool:  # `c12`, `gpu0`: a template's word and a range index
+        words = _WORD.findall(_HASHED.sub("", value))
+        return all(w.isdigit() or {w.lower(), w.rstrip("0123456789").lower()} & lower for w in words)
+
+    hidden: set[str] = set()
+    for f in findings:
+        for attr in _NAMED:
+            value = getattr(f, attr)
+            if value and not shown(value):
+                hidden.add(value)
+                setattr(f, attr, NOT_SHOWN)
+    hidden.update(text for text in _strings(objects) if len(text) >= 4 and not shown(text))
+    texts = sorted(hidden, key=len, reverse=True)
+    for f in findings:
+        f.message = hide_chart_data(hide_texts(f.message, texts), root, known)
+        f.related = [replace(r, note=hide_chart_data(hide_texts(r.note, texts), root, known)) for r in f.related]
+    for template in templates:
+        _hide_names(template, shown)
+    return texts
+
+
+def _strings(node: Any) -> Iterator[str]:
+    """Every string key and value in node."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield from _strings(key)
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _strings(item)
+
+
+def _hide_names(node: Any, shown: Any) -> None:
+    """Each `name` and `namespace` string in node replaced by NOT_SHOWN unless shown(it)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("name", "namespace") and isinstance(value, str) and not shown(value):
+                node[key] = NOT_SHOWN
+            else:
+                _hide_names(value, shown)
+    elif isinstance(node, list):
+        for item in node:
+            _hide_names(item, shown)
+
+
+_NAME_TOKEN = re.compile(r"[\w.\-/]+")  # what a name or device key is made of: a message's words, split on the rest
+
+
+def hide_texts(message: str, texts: list[str]) -> str:
+    """message with each of texts (longest first) replaced by NOT_SHOWN. A name or device key is looked up once per
+    word of the message, and hidden as a word, a `/`-part of one (`Pod/NAME`) or the head of a name built on it
+    (`NAME-62503490`): asking each of thousands of names of one chart in each of its thousands of messages was
+    quadratic. Another text (a value with spaces) is hidden wherever it stands, or when shorter than 8 characters
+    only where it stands whole."""
+    if not texts or not message:
+        return message
+    names = {t for t in texts if _NAME_TOKEN.fullmatch(t)}
+    for text in texts:
+        if text in names or text not in message:
+            continue
+        if len(text) >= 8:
+            message = message.replace(text, NOT_SHOWN)
+        else:
+            message = re.sub(rf"(?<![\w.-]){re.escape(text)}(?![\w.-])", NOT_SHOWN, message)
+    if not names:
+        return message
+
+    def part(word: str) -> str:
+        pieces = word.split("-")
+        head = next((k for k in range(len(pieces), 0, -1) if "-".join(pieces[:k]) in names), 0)
+        return "-".join([NOT_SHOWN, *pieces[head:]]) if head else word
+
+    return _NAME_TOKEN.sub(lambda m: "/".join(part(w) for w in m.group(0).split("/")), message)
+
+
 def _values_text(root: Path) -> str:
-    """The text of the values.yaml files of the chart and its unpacked subcharts."""
+    """The text of the values.yaml and Chart.yaml files of the chart and its unpacked subcharts."""
     parts: list[str] = []
     if not root.is_dir():
         return ""
     for folder, dirs, files in os.walk(root, followlinks=False):
         dirs.sort()
-        if "values.yaml" in files:
-            path = os.path.join(folder, "values.yaml")
+        for name in ("values.yaml", "Chart.yaml"):
+            if name not in files:
+                continue
+            path = os.path.join(folder, name)
             try:
                 if not os.path.islink(path) and os.path.getsize(path) <= 1 << 20:
                     with open(path, "rb") as handle:
@@ -803,17 +1009,27 @@ _idle: dict[int, list[_Worker]] = {}  # the workers not rendering now, by memory
 
 
 class _ChartBudget:
-    """The renders of the chart being checked (chart_time_limit): `seconds` of their CPU time (the chart limit, or
-    less once the run's slow charts spent their share: `limit`), and a wall deadline."""
+    """The work on the chart being checked (chart_time_limit): `seconds` of CPU time, its renders' and dramigrate's
+    own (the chart limit, or less once the run's slow charts spent their share: `limit`), and a wall deadline."""
 
     def __init__(self, seconds: float, limit: float) -> None:
+        import time
+
         self.seconds = seconds
         self.limit = limit
         self.deadline = _now() + seconds * CHART_WALL_FACTOR
         self.cpu = 0.0  # the CPU time of the chart's renders so far, as the workers measured it
+        self.started = time.process_time()
+
+    def spent(self) -> float:
+        """The CPU time of the chart's renders and of dramigrate's own work on it (parsing, migrating, comparing
+        renders: 4,000 CPU-only pods beside one GPU pod took diff 40 s, its renders a few of them)."""
+        import time
+
+        return self.cpu + time.process_time() - self.started
 
     def over(self) -> bool:
-        return self.cpu > self.seconds or self.deadline <= _now()
+        return self.spent() > self.seconds or self.deadline <= _now()
 
 
 _chart_budgets: list[_ChartBudget] = []
@@ -836,7 +1052,15 @@ def chart_time_limit(seconds: float) -> Iterator[None]:
         yield
     finally:
         _chart_budgets.pop()
-        _slow_charts.charge(seconds, chart.cpu)
+        _slow_charts.charge(seconds, chart.spent())
+
+
+def check_chart_time() -> None:
+    """Raise RenderLimit when the chart being checked is past its time limit (chart_time_limit): called where
+    dramigrate works on a render, as well as before each render starts."""
+    chart = _chart_budgets[-1] if _chart_budgets else None
+    if chart and chart.over():
+        raise _chart_over(chart)
 
 
 def _chart_over(chart: _ChartBudget) -> RenderLimit:
@@ -849,15 +1073,15 @@ def _chart_over(chart: _ChartBudget) -> RenderLimit:
             f"the renders of this run's charts took {chart.limit:g} s of CPU in all past "
             f"{chart.limit * CHART_QUICK_SHARE:g} s each, so this chart had {seconds:g} s (slow charts); " + setting
         )
-    if chart.cpu > chart.seconds:
+    if chart.spent() > chart.seconds:
         return RenderLimit(
-            f"the chart's renders took longer than {seconds:g} s of CPU time in all (the time limit per chart; "
-            f"{setting}): slow templates, a huge loop?"
+            f"checking the chart took longer than {seconds:g} s of CPU time in all, its renders {chart.cpu:.1f} s "
+            f"of it (the time limit per chart; {setting}): slow templates, a huge loop, thousands of documents?"
         )
     return RenderLimit(
-        f"the chart's renders ran past {seconds * CHART_WALL_FACTOR:g} s of wall time (the time limit per chart "
-        f"is {seconds:g} s of their CPU time, or {CHART_WALL_FACTOR} times that of wall time; {setting}), "
-        f"its finished renders having taken {chart.cpu:.1f} s of CPU: a busy machine, or renders waiting for a core?"
+        f"checking the chart ran past {seconds * CHART_WALL_FACTOR:g} s of wall time (the time limit per chart "
+        f"is {seconds:g} s of CPU time, or {CHART_WALL_FACTOR} times that of wall time; {setting}), "
+        f"having taken {chart.spent():.1f} s of CPU: a busy machine, or renders waiting for a core?"
     )
 
 
