@@ -18,27 +18,28 @@ def test_a_pod_of_thousands_of_device_containers_is_fixed_in_seconds() -> None:
     """A pod of 3,000 containers of one GPU each (under the limit on values) took more than a minute to fix: a pod
     of more than 32 devices gets a claim for each 32, and each claim's plan validated the whole rewritten spec
     again, looked through every finding of the file for each request, and summed every claim so far to place the
-    next request. Each spec is now validated once and each request placed and marked fixed by one look-up."""
+    next request. Each spec is now validated once and each request placed and marked fixed by one look-up. Here 2,000
+    containers, timed by the CPU time of the run (not the wall clock of a loaded machine): 3 s now, 14 s before."""
     from dramigrate.config import Settings
     from dramigrate.migrate import Job, run_file
     from dramigrate.rules import load_rules
     from dramigrate.versions import Target
 
-    containers = 3000
+    containers = 2000
     text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: wide\nspec:\n  containers:\n" + "".join(
         f"  - name: c{i}\n    image: app:1\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
         for i in range(containers)
     )
     settings = Settings()
-    started = time.monotonic()
+    started = time.process_time()
     result = run_file(Job("wide.yaml", text.encode(), True), load_rules(settings.rules), settings, Target.parse("1.36"))
-    took = time.monotonic() - started
+    took = time.process_time() - started
 
     assert result.error is None and result.rewritten is not None
     assert "nvidia.com/gpu: 1" not in result.rewritten
     assert result.rewritten.count("resourceClaimTemplateName:") == -(-containers // 32)
     assert sum(f.fixed for f in result.findings) == containers
-    assert took < 20, f"{took:.0f} s"
+    assert took < 7, f"{took:.1f} s of CPU"
 
 
 @pytest.mark.parametrize("key", ["~", "1", "true", "1.5", "2001-12-14"])
