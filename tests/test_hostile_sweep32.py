@@ -304,22 +304,25 @@ def test_lint_does_not_call_fixable_a_file_fix_would_refuse(tmp_path: Path, kind
     assert code == 1 and zero == 0, err  # error findings remain; not bad input
 
 
-@pytest.mark.parametrize("fmt", ["json", "sarif", "github", "markdown", "junit"])
-def test_lint_reports_name_a_file_fix_would_refuse_in_every_format(tmp_path: Path, fmt: str) -> None:
-    """Every machine format says it as the text report does: a CI gate reads these, not the text."""
+def test_lint_reports_name_a_file_fix_would_refuse_in_every_format(tmp_path: Path) -> None:
+    """Every machine format says it as the text report does: a CI gate reads these, not the text. One lint run
+    writes each format to a file of its own."""
     _refused_by_fix(tmp_path, "read-only")
+    reports = {fmt: tmp_path / f"report.{fmt}" for fmt in ("json", "sarif", "github", "markdown", "junit")}
 
-    code, out, err = run_dramigrate(["lint", "tree", "--format", fmt], cwd=tmp_path)
+    code, _, err = run_dramigrate(["lint", "tree", *(f"--format={f}={p}" for f, p in reports.items())], cwd=tmp_path)
 
     assert code == 1, err
-    assert "fix would not write tree/bad.yaml: read-only file" in out and "--force writes it anyway" in out, out
-    if fmt == "json":
-        doc = json.loads(out)
-        by_file = {f["file"]: f["fixable"] for f in doc["findings"]}
-        assert by_file == {"tree/bad.yaml": False, "tree/good.yaml": True}, doc["findings"]
-        assert doc["summary"]["fixable"] == 1 and doc["summary"]["badInput"] == 0, doc["summary"]
-    if fmt == "markdown":
-        assert "1 fixable with `dramigrate fix`" in out, out
+    for fmt, path in reports.items():
+        out = path.read_text()
+        assert "fix would not write tree/bad.yaml: read-only file" in out and "--force writes it anyway" in out, fmt
+        if fmt == "json":
+            doc = json.loads(out)
+            by_file = {f["file"]: f["fixable"] for f in doc["findings"]}
+            assert by_file == {"tree/bad.yaml": False, "tree/good.yaml": True}, doc["findings"]
+            assert doc["summary"]["fixable"] == 1 and doc["summary"]["badInput"] == 0, doc["summary"]
+        if fmt == "markdown":
+            assert "1 fixable with `dramigrate fix`" in out, out
 
 
 def test_diff_does_not_call_fixable_a_file_fix_would_refuse(tmp_path: Path) -> None:
