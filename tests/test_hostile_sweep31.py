@@ -60,36 +60,45 @@ def test_a_config_setting_named_by_a_number_null_or_date_is_named_at_its_line(tm
     assert (error["file"], error["line"]) == (".dramigrate.yaml", 2)
 
 
-@pytest.mark.parametrize(
-    ("kustomization", "said"),
-    [
-        ('resources:\n- pod.yaml\nnamePrefix: "a\x00b"\n', "kustomization.yaml:3:15: reading the kustomization: "),
-        ('resources:\n- pod.yaml\nnamePrefix: "a\x1b[2Jb"\n', "kustomization.yaml:3:15: reading the kustomization: "),
-        ("resources:\n- pod.yaml\nresources:\n- pod.yaml\n", "kustomization.yaml:3:1: reading the kustomization: "),
-        ("resources:\n- pod.yaml\nlabels:\n- pairs: {a: b, a: c}\n", "kustomization.yaml:4:17: reading the "),
-    ],
-    ids=["nul", "escape", "key-twice", "nested-key-twice"],
-)
-def test_a_kustomization_yaml_refuses_is_named_at_its_line_by_lint_as_by_fix(
-    tmp_path: Path, kustomization: str, said: str
-) -> None:
+REFUSED_KUSTOMIZATIONS = {  # a base each: its kustomization, and where and how it is named
+    "nul": ('resources:\n- pod.yaml\nnamePrefix: "a\x00b"\n', "kustomization.yaml:3:15: reading the kustomization: "),
+    "escape": (
+        'resources:\n- pod.yaml\nnamePrefix: "a\x1b[2Jb"\n',
+        "kustomization.yaml:3:15: reading the kustomization: ",
+    ),
+    "key-twice": (
+        "resources:\n- pod.yaml\nresources:\n- pod.yaml\n",
+        "kustomization.yaml:3:1: reading the kustomization: ",
+    ),
+    "nested-key-twice": (
+        "resources:\n- pod.yaml\nlabels:\n- pairs: {a: b, a: c}\n",
+        "kustomization.yaml:4:17: reading the ",
+    ),
+}
+
+
+def test_a_kustomization_yaml_refuses_is_named_at_its_line_by_lint_as_by_fix(tmp_path: Path) -> None:
     """A NUL or an escape character in a kustomization was an internal error (PyYAML's reader refused the text
     before the parse that names the line), and a key written twice was called fixable by lint while fix refused the
     whole graph (its round-trip parser refuses duplicate keys). Each is now the kustomization's bad input at its
-    line, in lint, diff and fix alike; its base is left alone and the good file beside it is migrated."""
-    base = tmp_path / "base"
-    base.mkdir()
-    (base / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
-    (base / "kustomization.yaml").write_text(kustomization)
+    line, in lint, diff and fix alike; its base is left alone and the good file beside it is migrated. A base of
+    each kind in one tree, one run of each command."""
+    for name, (kustomization, _) in REFUSED_KUSTOMIZATIONS.items():
+        base = tmp_path / name
+        base.mkdir()
+        (base / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+        (base / "kustomization.yaml").write_text(kustomization)
     (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
 
     for command in ("lint", "diff", "fix"):
         code, out, err = run_dramigrate([command, "."], cwd=tmp_path)
 
         assert code == 2 and "internal" not in out + err and "Traceback" not in err, out + err
-        assert f"bad input base/{said}" in out + err
-    assert (base / "pod.yaml").read_text() == ONE_GPU_POD.format(name="pod")
-    assert (base / "kustomization.yaml").read_text() == kustomization
+        for name, (_, said) in REFUSED_KUSTOMIZATIONS.items():
+            assert f"bad input {name}/{said}" in out + err, (command, name, out + err)
+    for name, (kustomization, _) in REFUSED_KUSTOMIZATIONS.items():
+        assert (tmp_path / name / "pod.yaml").read_text() == ONE_GPU_POD.format(name="pod")
+        assert (tmp_path / name / "kustomization.yaml").read_text() == kustomization
     assert "nvidia.com/gpu: 1" not in (tmp_path / "good.yaml").read_text()
 
 
