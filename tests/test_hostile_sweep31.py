@@ -102,47 +102,54 @@ def test_a_kustomization_yaml_refuses_is_named_at_its_line_by_lint_as_by_fix(tmp
     assert "nvidia.com/gpu: 1" not in (tmp_path / "good.yaml").read_text()
 
 
-@pytest.mark.parametrize("character", ["\x00", "\x1b", "\x7f"])
-def test_a_control_character_in_a_charts_values_file_is_named_at_its_line(tmp_path: Path, character: str) -> None:
+def test_a_control_character_in_a_charts_values_file_is_named_at_its_line(tmp_path: Path) -> None:
     """A NUL (or another control character YAML does not allow) in a chart's values.yaml was named as the chart
     alone, with Helm's `yaml: control characters are not allowed` and no file or line, so a reviewer had to hunt
     for it. It is now the values file's bad input at its line and column, before any render; the chart is left as it
-    was and the good file beside it is migrated."""
+    was and the good file beside it is migrated. A chart for each character, in one tree."""
     from conftest import GPU_POD_TEMPLATE, chart_with
 
-    chart = chart_with(tmp_path, "c", {"templates/pod.yaml": GPU_POD_TEMPLATE})
-    (chart / "values.yaml").write_text(f'gpus: 1\nname: "a{character}b"\n')
-    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    characters = {f"c{i}": character for i, character in enumerate(["\x00", "\x1b", "\x7f"])}
+    for name, character in characters.items():
+        chart = chart_with(tmp_path, name, {"templates/pod.yaml": GPU_POD_TEMPLATE})
+        (chart / "values.yaml").write_text(f'gpus: 1\nname: "a{character}b"\n')
+    before = {p: p.read_bytes() for name in characters for p in (tmp_path / name).rglob("*") if p.is_file()}
     (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
 
     for command in ("lint", "fix"):
         code, out, err = run_dramigrate([command, "."], cwd=tmp_path)
 
         assert code == 2 and "Traceback" not in err, out + err
-        assert f"bad input c/values.yaml:2:9: this values file holds the control character U+{ord(character):04X}" in (
-            out + err
-        )
-    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
+        for name, character in characters.items():
+            said = (
+                f"bad input {name}/values.yaml:2:9: this values file holds the control character U+{ord(character):04X}"
+            )
+            assert said in out + err, (command, out + err)
+    assert {p: p.read_bytes() for name in characters for p in (tmp_path / name).rglob("*") if p.is_file()} == before
     assert "nvidia.com/gpu: 1" not in (tmp_path / "good.yaml").read_text()
 
 
-@pytest.mark.parametrize("rule", ["[", "templates/[a-", "*.bak\\"])
-def test_a_helmignore_rule_helm_refuses_is_named_at_its_line(tmp_path: Path, rule: str) -> None:
+def test_a_helmignore_rule_helm_refuses_is_named_at_its_line(tmp_path: Path) -> None:
     """A .helmignore rule Go's filepath.Match refuses (a `[` left open, a trailing backslash) made Helm fail with
     `syntax error in pattern`, which the report gave as the chart's error with no file or line: the chart has many
-    files and patterns. It is now the .helmignore's bad input at the rule's line; the good file is migrated."""
+    files and patterns. It is now the .helmignore's bad input at the rule's line; the good file is migrated. A chart
+    for each rule, in one tree."""
     from conftest import GPU_POD_TEMPLATE, chart_with
 
-    chart = chart_with(tmp_path, "c", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
-    (chart / ".helmignore").write_text(f"# patterns\n*.tmp\n{rule}\n.git/\n")
+    rules = {f"c{i}": rule for i, rule in enumerate(["[", "templates/[a-", "*.bak\\"])}
+    for name, rule in rules.items():
+        chart = chart_with(tmp_path, name, {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
+        (chart / ".helmignore").write_text(f"# patterns\n*.tmp\n{rule}\n.git/\n")
     (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
 
     for command in ("lint", "fix"):
         code, out, err = run_dramigrate([command, "."], cwd=tmp_path)
 
         assert code == 2 and "Traceback" not in err, out + err
-        assert "bad input c/.helmignore:3: Helm refuses this .helmignore pattern" in out + err
-    assert (chart / "templates" / "pod.yaml").read_text() == GPU_POD_TEMPLATE
+        for name in rules:
+            assert f"bad input {name}/.helmignore:3: Helm refuses this .helmignore pattern" in out + err, (name, err)
+    for name in rules:
+        assert (tmp_path / name / "templates" / "pod.yaml").read_text() == GPU_POD_TEMPLATE
     assert "nvidia.com/gpu: 1" not in (tmp_path / "good.yaml").read_text()
 
 
