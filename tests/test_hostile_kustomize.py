@@ -96,12 +96,15 @@ def test_a_base_outside_the_repository_never_reaches_a_report_through_kustomizes
     (repo / "ov" / "pod.yaml").write_text(ONE_GPU_POD.format(name="ov"))
     (repo / "ov" / "kustomization.yaml").write_text("resources:\n- pod.yaml\n- ../../outside\n")
     (repo / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
-    for command in ("diff", "fix"):
-        for fmt in ("text", "json", "markdown", "sarif"):
-            code, out, err = run_dramigrate([command, ".", "--format", fmt], cwd=repo)
-            assert "hunter2" not in out + err
-    code, out, err = run_dramigrate(["diff", "."], cwd=repo)
-    assert "ov/kustomization.yaml:3:1:" in err and "builds on ../../outside, a kustomization outside" in err, err
+    for command in ("diff", "fix"):  # each format in one run: text on standard error, the others to files
+        reports = [tmp_path / f"{command}.{fmt}" for fmt in ("json", "markdown", "sarif")]
+        formats = [f"--format={path.suffix[1:]}={path}" for path in reports]
+        code, out, err = run_dramigrate([command, ".", "--format", "text", *formats], cwd=repo)
+        assert all(path.stat().st_size for path in reports)
+        assert "hunter2" not in out + err + "".join(path.read_text() for path in reports)
+        if command == "diff":
+            said = "builds on ../../outside, a kustomization outside"
+            assert "ov/kustomization.yaml:3:1:" in err and said in err, err
     assert "resourceClaimTemplateName" in (repo / "good.yaml").read_text()
     assert (repo / "ov" / "pod.yaml").read_text() == ONE_GPU_POD.format(name="ov")
 

@@ -20,25 +20,31 @@ def _no_control(text: str) -> None:
     assert not any(c in text for c in "\x1b\x07\x00\x85")
 
 
-@pytest.mark.parametrize("name", ["po\x1b[31md.yaml", "pod\r.yaml", 'pod\nx: "\n#.yaml', "pod\x85.yaml"])
-def test_a_template_file_name_with_a_control_character_is_refused_by_lint_as_by_fix(tmp_path: Path, name: str) -> None:
+CONTROL_NAMES = ["po\x1b[31md.yaml", "pod\r.yaml", 'pod\nx: "\n#.yaml', "pod\x85.yaml"]
+
+
+def test_a_template_file_name_with_a_control_character_is_refused_by_lint_as_by_fix(tmp_path: Path) -> None:
     """Helm writes a template's path into the rendered output's `# Source:` comment. With ESC in it, lint called
     the chart's request fixable (exit 1) while fix refused the chart ("would not parse back", exit 2); a line break
     started a line of YAML of the file name's choosing in the output. Now lint, diff and fix all refuse the chart,
-    naming the file escaped, and the good file beside it is still checked."""
-    chart = chart_with(tmp_path, "c", {"values.yaml": "gpus: 1\n"})
-    (chart / "templates" / name).write_text(GPU_POD_TEMPLATE)
+    naming the file escaped, and the good file beside it is still checked. A chart for each name, in one run."""
+    charts = [f"c{i}" for i in range(len(CONTROL_NAMES))]
+    templates = []
+    for chart_name, name in zip(charts, CONTROL_NAMES, strict=True):
+        chart = chart_with(tmp_path, chart_name, {"values.yaml": "gpus: 1\n"})
+        (chart / "templates" / name).write_text(GPU_POD_TEMPLATE)
+        templates.append(chart / "templates" / name)
     (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
-    before = (chart / "templates" / name).read_bytes()
+    before = [t.read_bytes() for t in templates]
 
     outcomes = []
     for command in ("lint", "diff", "fix"):
-        code, out, err = run_dramigrate([command, "c", "good.yaml", "--format", "json"], cwd=tmp_path)
+        code, out, err = run_dramigrate([command, *charts, "good.yaml", "--format", "json"], cwd=tmp_path)
         _no_control(out + err)
         report = json.loads(out)
-        outcomes.append((code, [(e["file"], "template file name" in e["message"]) for e in report["errors"]]))
-    assert outcomes == [(2, [("c", True)])] * 3
-    assert (chart / "templates" / name).read_bytes() == before
+        outcomes.append((code, sorted((e["file"], "template file name" in e["message"]) for e in report["errors"])))
+    assert outcomes == [(2, [(c, True) for c in charts])] * 3
+    assert [t.read_bytes() for t in templates] == before
     assert "resourceClaims" in (tmp_path / "good.yaml").read_text()  # fix wrote the good file
 
 

@@ -26,25 +26,33 @@ spec:
 """
 
 
-@pytest.mark.parametrize("entry", ["path: ../../outside.yaml", "path: {outside}", "path: link.yaml"])
-def test_a_patch_file_outside_the_kustomization_is_never_read_into_a_report(tmp_path: Path, entry: str) -> None:
+ENTRIES = {"dotdot": "path: ../../../outside.yaml", "absolute": "path: {outside}", "link": "path: link.yaml"}
+
+
+def test_a_patch_file_outside_the_kustomization_is_never_read_into_a_report(tmp_path: Path) -> None:
     """kustomize refuses a patch file outside the kustomization's folder (its load restrictor), and dramigrate said
     so, but read the file anyway to look for device requests: a patch elsewhere on the machine (named by `../`, by
     an absolute path, or through a link in the overlay) holding a device request had its container name and count
-    quoted in every report, at its own path outside the tree."""
+    quoted in every report, at its own path outside the tree. One tree holds an overlay of each kind, each named;
+    each command writes each format in one run."""
     repo = tmp_path / "repo"
     outside = tmp_path / "outside.yaml"
     outside.write_text(OUTSIDE_PATCH)
-    overlay = base_and_overlay(repo, f"resources:\n- ../base\npatches:\n- {entry.format(outside=outside)}\n")
-    (overlay / "link.yaml").symlink_to(outside)
+    for name, entry in ENTRIES.items():
+        overlay = base_and_overlay(repo / name, f"resources:\n- ../base\npatches:\n- {entry.format(outside=outside)}\n")
+        (overlay / "link.yaml").symlink_to(outside)
     (repo / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
 
     for command in ("lint", "diff", "fix"):
-        for fmt in ("text", "json", "github"):
-            code, out, err = run_dramigrate([command, ".", "--format", fmt], cwd=repo, timeout=60)
-            assert SECRET not in out + err and f"{outside}:" not in out + err, (command, fmt, out + err)
-            assert "overlay/kustomization.yaml" in out + err and "outside its own folder" in out + err
-            assert "Traceback" not in err
+        formats = {fmt: tmp_path / f"{command}.{fmt}" for fmt in ("json", "github")}
+        args = [command, ".", "--format", "text", *(f"--format={fmt}={path}" for fmt, path in formats.items())]
+        code, out, err = run_dramigrate(args, cwd=repo, timeout=60)
+        assert "Traceback" not in err
+        for fmt, said in {"text": out + err, **{fmt: path.read_text() for fmt, path in formats.items()}}.items():
+            assert SECRET not in said and f"{outside}:" not in said, (command, fmt, said)
+            for name in ENTRIES:
+                assert f"{name}/overlay/kustomization.yaml" in said, (command, fmt, name, said)
+            assert said.count("outside its own folder") >= len(ENTRIES), (command, fmt, said)
     assert outside.read_text() == OUTSIDE_PATCH
     assert "resourceClaimTemplateName" in (repo / "good.yaml").read_text()
 

@@ -18,27 +18,28 @@ def test_a_pod_of_thousands_of_device_containers_is_fixed_in_seconds() -> None:
     """A pod of 3,000 containers of one GPU each (under the limit on values) took more than a minute to fix: a pod
     of more than 32 devices gets a claim for each 32, and each claim's plan validated the whole rewritten spec
     again, looked through every finding of the file for each request, and summed every claim so far to place the
-    next request. Each spec is now validated once and each request placed and marked fixed by one look-up."""
+    next request. Each spec is now validated once and each request placed and marked fixed by one look-up. Here 2,000
+    containers, timed by the CPU time of the run (not the wall clock of a loaded machine): 3 s now, 14 s before."""
     from dramigrate.config import Settings
     from dramigrate.migrate import Job, run_file
     from dramigrate.rules import load_rules
     from dramigrate.versions import Target
 
-    containers = 3000
+    containers = 2000
     text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: wide\nspec:\n  containers:\n" + "".join(
         f"  - name: c{i}\n    image: app:1\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
         for i in range(containers)
     )
     settings = Settings()
-    started = time.monotonic()
+    started = time.process_time()
     result = run_file(Job("wide.yaml", text.encode(), True), load_rules(settings.rules), settings, Target.parse("1.36"))
-    took = time.monotonic() - started
+    took = time.process_time() - started
 
     assert result.error is None and result.rewritten is not None
     assert "nvidia.com/gpu: 1" not in result.rewritten
     assert result.rewritten.count("resourceClaimTemplateName:") == -(-containers // 32)
     assert sum(f.fixed for f in result.findings) == containers
-    assert took < 20, f"{took:.0f} s"
+    assert took < 7, f"{took:.1f} s of CPU"
 
 
 @pytest.mark.parametrize("key", ["~", "1", "true", "1.5", "2001-12-14"])
@@ -59,80 +60,96 @@ def test_a_config_setting_named_by_a_number_null_or_date_is_named_at_its_line(tm
     assert (error["file"], error["line"]) == (".dramigrate.yaml", 2)
 
 
-@pytest.mark.parametrize(
-    ("kustomization", "said"),
-    [
-        ('resources:\n- pod.yaml\nnamePrefix: "a\x00b"\n', "kustomization.yaml:3:15: reading the kustomization: "),
-        ('resources:\n- pod.yaml\nnamePrefix: "a\x1b[2Jb"\n', "kustomization.yaml:3:15: reading the kustomization: "),
-        ("resources:\n- pod.yaml\nresources:\n- pod.yaml\n", "kustomization.yaml:3:1: reading the kustomization: "),
-        ("resources:\n- pod.yaml\nlabels:\n- pairs: {a: b, a: c}\n", "kustomization.yaml:4:17: reading the "),
-    ],
-    ids=["nul", "escape", "key-twice", "nested-key-twice"],
-)
-def test_a_kustomization_yaml_refuses_is_named_at_its_line_by_lint_as_by_fix(
-    tmp_path: Path, kustomization: str, said: str
-) -> None:
+REFUSED_KUSTOMIZATIONS = {  # a base each: its kustomization, and where and how it is named
+    "nul": ('resources:\n- pod.yaml\nnamePrefix: "a\x00b"\n', "kustomization.yaml:3:15: reading the kustomization: "),
+    "escape": (
+        'resources:\n- pod.yaml\nnamePrefix: "a\x1b[2Jb"\n',
+        "kustomization.yaml:3:15: reading the kustomization: ",
+    ),
+    "key-twice": (
+        "resources:\n- pod.yaml\nresources:\n- pod.yaml\n",
+        "kustomization.yaml:3:1: reading the kustomization: ",
+    ),
+    "nested-key-twice": (
+        "resources:\n- pod.yaml\nlabels:\n- pairs: {a: b, a: c}\n",
+        "kustomization.yaml:4:17: reading the ",
+    ),
+}
+
+
+def test_a_kustomization_yaml_refuses_is_named_at_its_line_by_lint_as_by_fix(tmp_path: Path) -> None:
     """A NUL or an escape character in a kustomization was an internal error (PyYAML's reader refused the text
     before the parse that names the line), and a key written twice was called fixable by lint while fix refused the
     whole graph (its round-trip parser refuses duplicate keys). Each is now the kustomization's bad input at its
-    line, in lint, diff and fix alike; its base is left alone and the good file beside it is migrated."""
-    base = tmp_path / "base"
-    base.mkdir()
-    (base / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
-    (base / "kustomization.yaml").write_text(kustomization)
+    line, in lint, diff and fix alike; its base is left alone and the good file beside it is migrated. A base of
+    each kind in one tree, one run of each command."""
+    for name, (kustomization, _) in REFUSED_KUSTOMIZATIONS.items():
+        base = tmp_path / name
+        base.mkdir()
+        (base / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+        (base / "kustomization.yaml").write_text(kustomization)
     (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
 
     for command in ("lint", "diff", "fix"):
         code, out, err = run_dramigrate([command, "."], cwd=tmp_path)
 
         assert code == 2 and "internal" not in out + err and "Traceback" not in err, out + err
-        assert f"bad input base/{said}" in out + err
-    assert (base / "pod.yaml").read_text() == ONE_GPU_POD.format(name="pod")
-    assert (base / "kustomization.yaml").read_text() == kustomization
+        for name, (_, said) in REFUSED_KUSTOMIZATIONS.items():
+            assert f"bad input {name}/{said}" in out + err, (command, name, out + err)
+    for name, (kustomization, _) in REFUSED_KUSTOMIZATIONS.items():
+        assert (tmp_path / name / "pod.yaml").read_text() == ONE_GPU_POD.format(name="pod")
+        assert (tmp_path / name / "kustomization.yaml").read_text() == kustomization
     assert "nvidia.com/gpu: 1" not in (tmp_path / "good.yaml").read_text()
 
 
-@pytest.mark.parametrize("character", ["\x00", "\x1b", "\x7f"])
-def test_a_control_character_in_a_charts_values_file_is_named_at_its_line(tmp_path: Path, character: str) -> None:
+def test_a_control_character_in_a_charts_values_file_is_named_at_its_line(tmp_path: Path) -> None:
     """A NUL (or another control character YAML does not allow) in a chart's values.yaml was named as the chart
     alone, with Helm's `yaml: control characters are not allowed` and no file or line, so a reviewer had to hunt
     for it. It is now the values file's bad input at its line and column, before any render; the chart is left as it
-    was and the good file beside it is migrated."""
+    was and the good file beside it is migrated. A chart for each character, in one tree."""
     from conftest import GPU_POD_TEMPLATE, chart_with
 
-    chart = chart_with(tmp_path, "c", {"templates/pod.yaml": GPU_POD_TEMPLATE})
-    (chart / "values.yaml").write_text(f'gpus: 1\nname: "a{character}b"\n')
-    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    characters = {f"c{i}": character for i, character in enumerate(["\x00", "\x1b", "\x7f"])}
+    for name, character in characters.items():
+        chart = chart_with(tmp_path, name, {"templates/pod.yaml": GPU_POD_TEMPLATE})
+        (chart / "values.yaml").write_text(f'gpus: 1\nname: "a{character}b"\n')
+    before = {p: p.read_bytes() for name in characters for p in (tmp_path / name).rglob("*") if p.is_file()}
     (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
 
     for command in ("lint", "fix"):
         code, out, err = run_dramigrate([command, "."], cwd=tmp_path)
 
         assert code == 2 and "Traceback" not in err, out + err
-        assert f"bad input c/values.yaml:2:9: this values file holds the control character U+{ord(character):04X}" in (
-            out + err
-        )
-    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
+        for name, character in characters.items():
+            said = (
+                f"bad input {name}/values.yaml:2:9: this values file holds the control character U+{ord(character):04X}"
+            )
+            assert said in out + err, (command, out + err)
+    assert {p: p.read_bytes() for name in characters for p in (tmp_path / name).rglob("*") if p.is_file()} == before
     assert "nvidia.com/gpu: 1" not in (tmp_path / "good.yaml").read_text()
 
 
-@pytest.mark.parametrize("rule", ["[", "templates/[a-", "*.bak\\"])
-def test_a_helmignore_rule_helm_refuses_is_named_at_its_line(tmp_path: Path, rule: str) -> None:
+def test_a_helmignore_rule_helm_refuses_is_named_at_its_line(tmp_path: Path) -> None:
     """A .helmignore rule Go's filepath.Match refuses (a `[` left open, a trailing backslash) made Helm fail with
     `syntax error in pattern`, which the report gave as the chart's error with no file or line: the chart has many
-    files and patterns. It is now the .helmignore's bad input at the rule's line; the good file is migrated."""
+    files and patterns. It is now the .helmignore's bad input at the rule's line; the good file is migrated. A chart
+    for each rule, in one tree."""
     from conftest import GPU_POD_TEMPLATE, chart_with
 
-    chart = chart_with(tmp_path, "c", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
-    (chart / ".helmignore").write_text(f"# patterns\n*.tmp\n{rule}\n.git/\n")
+    rules = {f"c{i}": rule for i, rule in enumerate(["[", "templates/[a-", "*.bak\\"])}
+    for name, rule in rules.items():
+        chart = chart_with(tmp_path, name, {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
+        (chart / ".helmignore").write_text(f"# patterns\n*.tmp\n{rule}\n.git/\n")
     (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
 
     for command in ("lint", "fix"):
         code, out, err = run_dramigrate([command, "."], cwd=tmp_path)
 
         assert code == 2 and "Traceback" not in err, out + err
-        assert "bad input c/.helmignore:3: Helm refuses this .helmignore pattern" in out + err
-    assert (chart / "templates" / "pod.yaml").read_text() == GPU_POD_TEMPLATE
+        for name in rules:
+            assert f"bad input {name}/.helmignore:3: Helm refuses this .helmignore pattern" in out + err, (name, err)
+    for name in rules:
+        assert (tmp_path / name / "templates" / "pod.yaml").read_text() == GPU_POD_TEMPLATE
     assert "nvidia.com/gpu: 1" not in (tmp_path / "good.yaml").read_text()
 
 
