@@ -47,9 +47,10 @@ def _classes_only(path: str, cap: int) -> bool:
     """Whether the file holds DeviceClass documents only (or none): what a classes file holds."""
     from dramigrate.documents import parse_document, split_documents
     from dramigrate.limits import Limits, read_regular
+    from dramigrate.writer import text_of
 
     try:
-        raw = read_regular(path, Limits(max_bytes=cap))
+        raw = text_of(read_regular(path, Limits(max_bytes=cap))).encode("utf-8")  # UTF-16 with a BOM, as fix reads it
         docs = [parse_document(path, d) for d in split_documents(path, raw).documents]
     except Exception:  # a manifest that does not even load is no classes file
         return False

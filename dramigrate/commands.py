@@ -801,8 +801,10 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
     from dramigrate.migrate import failed_file
 
     path = ctx.settings.classes_file
+    raw = None
     try:
-        before = _text_of(path, read_regular(str(path))) if path.exists() else ""  # never a FIFO's endless read
+        raw = read_regular(str(path)) if path.exists() else None  # never a FIFO's endless read
+        before = "" if raw is None else _text_of(path, raw)
         after = merge_classes(str(path), before, missing, ctx.target)
     except Exception as exc:  # the classes file fails on its own: named, exit 2, the manifests are written
         failed = failed_file(str(path), exc)
@@ -816,7 +818,7 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
 
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_output(path, after)
+            write_output(path, after, raw)  # in its own encoding (UTF-16 with a BOM stays so)
         except Exception as exc:
             r = FileResult(str(path), rewritten=after)
             result.files.append(r)
@@ -826,12 +828,18 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
 
 
 def _text_of(path: Path, raw: bytes) -> str:
-    """The classes file's text; bad input when it is not UTF-8 (was: `internal error: UnicodeDecodeError`)."""
+    """The classes file's text, UTF-8 or UTF-16/32 with a BOM as a manifest's (PowerShell writes UTF-16); bad input
+    otherwise (was: `internal error: UnicodeDecodeError`)."""
+    from dramigrate.writer import text_of
+
     try:
-        return raw.decode("utf-8")
+        return text_of(raw)
     except UnicodeDecodeError as exc:
         raise InputError(
-            f"the classes file is not UTF-8 text (byte {exc.start + 1}); not changed", str(path), 1
+            f"the classes file is not UTF-8 text, nor UTF-16/32 with a byte-order mark (byte {exc.start + 1}); "
+            "not changed",
+            str(path),
+            1,
         ) from None
 
 

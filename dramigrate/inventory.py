@@ -70,16 +70,19 @@ def load_inventory(path: str | os.PathLike[str]) -> list[Device]:
     """
     from dramigrate.findings import InputError
     from dramigrate.limits import check_structure, read_regular
+    from dramigrate.writer import text_of
 
     source = os.fspath(path)
     try:  # a regular file within the size limit, as every input file (a link to /dev/zero was read for ever)
-        text = read_regular(source).decode("utf-8")
+        text = text_of(read_regular(source))  # UTF-8, or UTF-16/32 with a BOM (PowerShell's `>` writes UTF-16)
     except OSError as exc:
         raise ValueError(f"{source}: cannot read inventory: {exc.strerror or exc}") from exc
     except InputError as exc:
         raise ValueError(f"{source}: {exc.message}") from exc
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{source}: the inventory is not UTF-8 text (byte {exc.start + 1})") from exc
+        raise ValueError(
+            f"{source}: the inventory is not UTF-8 text, nor UTF-16/32 with a byte-order mark (byte {exc.start + 1})"
+        ) from exc
     try:
         check_structure(source, text)  # bounded before libyaml, which recurses in C
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # a fleet's inventory is megabytes

@@ -44,3 +44,74 @@ def test_an_inventory_message_gives_the_line_of_the_value_at_fault(tmp_path: Pat
 
     assert str(caught.value).startswith(f"{path}:{line}: "), caught.value
     assert "device gpu-1" in str(caught.value)
+
+
+def cli(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    """dramigrate ARGS in process, in cwd: (exit code, standard output and error)."""
+    from typer.testing import CliRunner
+
+    from dramigrate.cli import app
+
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("NO_COLOR", "1")
+    out = CliRunner().invoke(app, args)
+    return out.exit_code, out.output
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32-be"])
+def test_an_inventory_in_utf16_or_utf32_with_a_bom_is_read(tmp_path: Path, encoding: str) -> None:
+    """PowerShell's `kubectl get resourceslices -o yaml > slices.yaml` writes UTF-16 with a byte-order mark: fit
+    refused it as not UTF-8 text, where a manifest in that encoding is read. It is read as the same devices."""
+    good = SLICES.replace("{bool: yes-please}", "{bool: true}")
+    (tmp_path / "utf8.yaml").write_text(good)
+    text = good if encoding == "utf-16" else "\ufeff" + good  # Python's utf-16 codec writes the BOM itself
+    (tmp_path / "wide.yaml").write_bytes(text.encode(encoding))
+
+    assert load_inventory(tmp_path / "wide.yaml") == load_inventory(tmp_path / "utf8.yaml")
+
+
+NPU_PACK = """\
+schemaVersion: 1
+kind: RulePack
+name: acme
+description: d
+resources:
+  - {match: acme.example/npu, deviceClass: npu.acme.example, request: npu}
+deviceClasses:
+  - {name: npu.acme.example, driver: npu.acme.example}
+"""
+
+NPU_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+  - name: app
+    image: app:1
+    resources:
+      limits:
+        acme.example/npu: 1
+"""
+
+OTHER_CLASS = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: other.acme.example\nspec: {}\n"
+
+
+def test_a_classes_file_in_utf16_with_a_bom_is_appended_to_in_utf16(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A classes file PowerShell wrote (UTF-16 with a BOM) was bad input to fix (`not UTF-8 text`), and, walked by
+    `fix .`, refused as holding other things than DeviceClasses. fix appends the class and writes it back in UTF-16."""
+    (tmp_path / "acme.yaml").write_text(NPU_PACK)
+    (tmp_path / "pod.yaml").write_text(NPU_POD)
+    (tmp_path / "classes.yaml").write_bytes(OTHER_CLASS.encode("utf-16"))
+
+    code, out = cli(["fix", "--rules", "acme.yaml", "--classes-file", "classes.yaml", "."], tmp_path, monkeypatch)
+
+    assert code == 0, out
+    written = (tmp_path / "classes.yaml").read_bytes()
+    assert written.startswith(b"\xff\xfe"), written[:8]
+    assert written.decode("utf-16").startswith(OTHER_CLASS)
+    assert "name: npu.acme.example" in written.decode("utf-16")
+    assert "resourceClaimTemplateName" in (tmp_path / "pod.yaml").read_text()
