@@ -115,3 +115,40 @@ def test_a_classes_file_in_utf16_with_a_bom_is_appended_to_in_utf16(
     assert written.decode("utf-16").startswith(OTHER_CLASS)
     assert "name: npu.acme.example" in written.decode("utf-16")
     assert "resourceClaimTemplateName" in (tmp_path / "pod.yaml").read_text()
+
+
+CLASS_LIST = """\
+apiVersion: {api}
+items:
+- apiVersion: resource.k8s.io/v1
+  kind: DeviceClass
+  metadata:
+    name: npu.acme.example
+  spec:
+    selectors:
+    - cel:
+        expression: device.driver == 'npu.acme.example' && device.attributes['npu.acme.example'].model == 'x2'
+kind: {kind}
+metadata:
+  resourceVersion: ""
+"""
+
+
+@pytest.mark.parametrize(("api", "kind"), [("v1", "List"), ("resource.k8s.io/v1", "DeviceClassList")])
+def test_a_classes_file_kubectl_wrote_as_a_list_is_read_as_its_classes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, api: str, kind: str
+) -> None:
+    """`kubectl get deviceclasses -o yaml > classes.yaml` writes a `kind: List` (a DeviceClassList from the API):
+    fix did not see the class among its items and appended a second npu.acme.example, with the pack's selectors,
+    which `kubectl apply -f` then put in place of the admin's own. The file's classes are read from the list, and
+    `fix .` walking it takes it as a classes file."""
+    (tmp_path / "acme.yaml").write_text(NPU_PACK)
+    (tmp_path / "pod.yaml").write_text(NPU_POD)
+    text = CLASS_LIST.format(api=api, kind=kind)
+    (tmp_path / "classes.yaml").write_text(text)
+
+    code, out = cli(["fix", "--rules", "acme.yaml", "--classes-file", "classes.yaml", "."], tmp_path, monkeypatch)
+
+    assert code == 0, out
+    assert (tmp_path / "classes.yaml").read_text() == text
+    assert "resourceClaimTemplateName" in (tmp_path / "pod.yaml").read_text()
