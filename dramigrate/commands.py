@@ -1466,6 +1466,9 @@ def do_fit(opts: Options, inventory: Path) -> int:
     for r in result.files:
         for template in r.templates:
             fits.append((r.path, fit_claim(template, classes, devices)))
+    # what fix leaves (a request one claim cannot hold, a pod it cannot rewrite): no claim to check, and no pass
+    # either, as lint and fix fail on it (fit said "no claim to check" and exited 0 for a container of 33 GPUs)
+    left = [f for f in result.findings if f.severity is Severity.ERROR and not f.fixed]
     if fmt == "json":
         import json
 
@@ -1493,6 +1496,10 @@ def do_fit(opts: Options, inventory: Path) -> int:
                         }
                         for path, f in fits
                     ],
+                    "notMigrated": [
+                        {"file": f.file, "line": f.line, "column": f.column, "rule": f.rule, "message": f.message}
+                        for f in left
+                    ],
                     # the files not checked (not YAML, a FIFO, a link out of the tree...), as lint's JSON has them
                     "errors": [
                         {"file": e.file, "line": e.line, "column": e.column, "rule": e.rule, "message": e.message}
@@ -1517,10 +1524,13 @@ def do_fit(opts: Options, inventory: Path) -> int:
                 )
             for e in f.errors[:5]:
                 print(plain(f"  selector error: {e}", False))
+        for f in left:
+            where = f"{f.file}:{f.line}:{f.column}:{f' {f.kind}/{f.name}:' if f.kind else ''}"
+            print(plain(f"{where} not migrated, so no claim to check: [{f.rule}] {f.message}", False))
     for err in (r.error for r in result.files if r.error is not None):
         _err(f"bad input {err.shown()}")
-    if not fits:
+    if not fits and not left:
         _err("dramigrate: no claim to check: the paths have no device request that fix would migrate")
     if result.bad_input:
         return 2
-    return 1 if any(not f.fits for _, f in fits) else 0
+    return 1 if left or any(not f.fits for _, f in fits) else 0

@@ -18,6 +18,7 @@ from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind, resource_name
 from dramigrate.selectors import Selection, select
 from dramigrate.suppress import RULE_LIST, Suppressions, rules_named
 from dramigrate.triage import KUBESPAWNER_KEYS
+from dramigrate.validate import MAX_DEVICES_PER_CLAIM
 from dramigrate.versions import Target
 from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_metadata, pod_specs
 
@@ -531,6 +532,14 @@ class Detector:
                         f"request on device class {rule.device_class}"
                     )
                 f = self.finding("legacy-device-request", msg, doc, holder, res, info, fixable=True, **where)
+                if count > MAX_DEVICES_PER_CLAIM and self.settings.strategy == "claims":
+                    # lint called it fixable, and fix wrote nothing (rewrite-invalid) while fit found no claim
+                    f.fixable = False
+                    f.message = (
+                        f"{res}: {counts[0].shown} is a device-plugin request, but fix leaves it: one claim holds at "
+                        f"most {MAX_DEVICES_PER_CLAIM} devices (AllocationResultsMaxSize), and this request alone asks "
+                        f"for {count}, so the migrated pod would never be scheduled"
+                    )
                 if rule.caution and count:
                     findings.append(
                         self.finding("mapping-caution", f"{res}: {rule.caution}", doc, holder, res, info, **where)

@@ -4,6 +4,7 @@ input, in process where the process boundary is not what is tested."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,36 @@ def test_a_classes_file_kubectl_wrote_as_a_list_is_read_as_its_classes(
     assert code == 0, out
     assert (tmp_path / "classes.yaml").read_text() == text
     assert "resourceClaimTemplateName" in (tmp_path / "pod.yaml").read_text()
+
+
+ONE_SLICE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: node-a
+  pool: {name: node-a}
+  devices:
+  - name: gpu-0
+"""
+
+GPU_POD = NPU_POD.replace("acme.example/npu: 1", "nvidia.com/gpu: {count}")
+
+
+def test_fit_and_lint_agree_on_a_request_no_claim_can_hold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container asking for 33 GPUs: one claim holds at most 32 devices, so fix writes nothing (rewrite-invalid).
+    lint called the request fixable and exited 1, while fit said "no claim to check" and exited 0, as if the paths
+    held no device request. fit now names the request it cannot check and why, and exits 1; lint says fix leaves
+    it, and why."""
+    (tmp_path / "pod.yaml").write_text(GPU_POD.format(count=33))
+    (tmp_path / "slices.yaml").write_text(ONE_SLICE)
+
+    fit, fit_out = cli(["fit", "--inventory", "slices.yaml", "pod.yaml"], tmp_path, monkeypatch)
+    lint, lint_out = cli(["lint", "pod.yaml", "--format", "json"], tmp_path, monkeypatch)
+
+    assert (fit, lint) == (1, 1), (fit_out, lint_out)
+    assert "the paths have no device request" not in fit_out
+    assert "pod.yaml:" in fit_out and "at most 32" in fit_out, fit_out
+    [request] = [f for f in json.loads(lint_out)["findings"] if f["rule"] == "legacy-device-request"]
+    assert not request["fixable"] and "at most 32" in request["message"], request
