@@ -22,6 +22,7 @@ from dramigrate.limits import (
     read_regular,
     regex_problem,
 )
+from dramigrate.ruleindex import RuleIndex
 from dramigrate.validate import DNS_LABEL
 
 # Resources the kubelet and scheduler handle natively: never device requests.
@@ -170,10 +171,15 @@ class RuleSet:
     packs: dict[str, dict[str, Any]] = field(default_factory=dict)
     pack_files: dict[str, str] = field(default_factory=dict)
     shipped_kinds: frozenset[tuple[str, str]] = frozenset()  # (group, kind) of the shipped workloads file
+    _index: RuleIndex | None = field(default=None, repr=False, compare=False)
 
     def lookup(self, resource: str) -> ResourceMatch | None:
-        """The rule for a resource name; the first pack that matches wins, user packs first."""
-        for rule in self.resources:
+        """The rule for a resource name; the first pack that matches wins, user packs first. Only the rules that may
+        match it are tried (ruleindex.py: 2,800 regexes of a user's pack over 4,000 names took lint 55 s)."""
+        if self._index is None or self._index.size != len(self.resources):
+            self._index = RuleIndex(self.resources)
+        for i in self._index.candidates(resource):
+            rule = self.resources[i]
             if rule.match:
                 if rule.match == resource:
                     return ResourceMatch(rule, resource, rule.selectors)
