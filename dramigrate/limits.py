@@ -466,9 +466,10 @@ class BoundedRegex:
 
     def _bounded(self, match: Callable[..., Any], text: str) -> Any:
         if self._slow > REGEX_BUDGET:
-            raise InputError(
+            raise InputError(  # only a name the regex may match gets here (ruleindex.py), not every later file's
                 f"the rule-pack regex {self.pattern!r} of {self.origin} took more than {REGEX_BUDGET:g} s in all on "
-                "this run's resource names (catastrophic backtracking): this file is not checked; fix the pack"
+                f"this run's resource names (catastrophic backtracking), and it must be tried on {text!r}: this file "
+                "is not checked; fix the pack"
             )
         if text not in self._failed:
             start = time.monotonic()

@@ -266,3 +266,30 @@ def test_the_rule_a_name_gets_is_the_first_in_pack_order_that_matches_as_before(
     got = {n: (m.rule.pack, m.rule.device_class) if (m := rules.lookup(n)) else None for n in names}
     assert got == {n: first(n) for n in names}
     assert len({v for v in got.values() if v and v[0] == "user"}) == len(SHAPES) - 1  # r1-x goes to the regex
+
+
+def test_a_regex_past_its_slow_match_budget_fails_only_the_names_it_must_be_tried_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a user regex had spent its 2 s of slow matches, every later file with any device request failed as bad
+    input naming it, a pod asking for nvidia.com/gpu too: the regex was consulted first on every name. It is tried
+    now only on names it may match (its literal start), and the file that fails is one asking for such a name,
+    which the message gives."""
+    from dramigrate import limits
+    from dramigrate.findings import InputError
+    from dramigrate.rules import load_rules
+
+    (tmp_path / "pack.yaml").write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: acme\ndescription: d\nresources:\n"
+        "  - {regex: 'acme\\.example/(a|aa)+x', deviceClass: npu.acme.example, request: npu}\n"
+    )
+    rules = load_rules((tmp_path / "pack.yaml",))
+    monkeypatch.setattr(limits, "REGEX_BUDGET", -1.0)  # spent: what 2 s of slow matches leave
+
+    match = rules.lookup("nvidia.com/gpu")
+    with pytest.raises(InputError) as caught:
+        rules.lookup("acme.example/aaa")
+
+    assert match is not None and match.rule.device_class == "gpu.nvidia.com"
+    assert repr("acme\\.example/(a|aa)+x") in caught.value.message, caught.value.message
+    assert "'acme.example/aaa'" in caught.value.message
