@@ -293,3 +293,34 @@ def test_a_regex_past_its_slow_match_budget_fails_only_the_names_it_must_be_trie
     assert match is not None and match.rule.device_class == "gpu.nvidia.com"
     assert repr("acme\\.example/(a|aa)+x") in caught.value.message, caught.value.message
     assert "'acme.example/aaa'" in caught.value.message
+
+
+class LoadedClock:
+    """The clocks of a loaded machine (CI runners share cores): each reading of the wall clock 0.5 s after the last,
+    the process waiting for its turn; the CPU clocks as they are."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        self.now += 0.5
+        return self.now
+
+    def __getattr__(self, name: str) -> object:
+        import time
+
+        return getattr(time, name)
+
+
+def test_a_fast_regex_is_never_called_catastrophic_on_a_loaded_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A regex's slow matches were timed by the wall clock: on a loaded machine (load 10 on two cores here) the
+    pack of 2,800 plain regexes `acme\\.example/rN-[a-z]+` had seven files of 100 failed as bad input, the regex
+    `took more than 2 s in all ... (catastrophic backtracking)`: its microsecond matches counted the time the
+    process waited for a core. They are timed by the CPU time of the thread that runs them."""
+    from dramigrate import limits
+    from dramigrate.limits import BoundedRegex
+
+    regex = BoundedRegex(r"acme\.example/r0-[a-z]+", "pack.yaml")
+    monkeypatch.setattr(limits, "time", LoadedClock())
+
+    assert all(regex.fullmatch(f"acme.example/r0-{'x' * n}") for n in range(1, 20))
