@@ -20,7 +20,7 @@ from dramigrate.suppress import RULE_LIST, Suppressions, rules_named
 from dramigrate.triage import KUBESPAWNER_KEYS
 from dramigrate.validate import MAX_DEVICES_PER_CLAIM
 from dramigrate.versions import Target
-from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_metadata, pod_specs
+from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_metadata, pod_specs, resolve
 
 # why a plain device resource is reported shared when a node label the pod is pinned to says so (GFD's -SHARED)
 SHARED_BY_LABEL = "shared (the pod is pinned to, or tolerates, a -SHARED or -MIG- product label)"
@@ -547,6 +547,16 @@ class Detector:
                 line, column = doc.line_of(holder, res)
                 pa.uses.append(DeviceUse(c, res, match, count, line, column))
                 pa.findings.append(f)
+        if not blocked and pa.uses and (why := self.unwritable_ray_params(ref, pa)):
+            for use, f in zip(pa.uses, pa.findings, strict=True):
+                findings.append(
+                    f.recast(
+                        "legacy-device-request",
+                        f"{use.resource}: {use.count} is a device-plugin request, but fix leaves this pod as it is: "
+                        f"{why}",
+                    )
+                )
+            pa.uses, pa.findings = [], []
         if blocked and pa.uses:
             # Claims beside device-plugin requests would be half a migration: the pod stays as it is, whole.
             why = ", ".join(blocked)
@@ -560,6 +570,27 @@ class Detector:
                 )
             pa.uses, pa.findings = [], []
         return pa
+
+    def unwritable_ray_params(self, ref: PodSpecRef, pa: PodAnalysis) -> str:
+        """Why fix cannot write the `ray start` flags KubeRay derived from the limits it moves ("" when it can): the
+        group's rayStartParams is there but no map (`rayStartParams: "num-cpus=4"`). diff said num-gpus was set and
+        set nothing, and Ray would have started with no GPU."""
+        from dramigrate.ray import ray_start_params
+
+        path = ref.location.ray_start_params
+        if not path:
+            return ""
+        params = next((p for p, _, _ in resolve(ref.owner, path)), None)
+        if params is None or isinstance(params, dict):
+            return ""
+        derived = ray_start_params(pa.ray_limits, {u.resource for u in pa.uses}, None, pa.ray_accelerators)
+        if not derived:
+            return ""
+        return (
+            f"{path} is {type(params).__name__ if not isinstance(params, str) else 'a string'}, where KubeRay takes a "
+            f"map, so fix cannot write the `ray start` flags KubeRay derives from the limits it moves "
+            f"({', '.join(derived)}), and Ray would start without those devices; make {path} a map"
+        )
 
     def explain_match(
         self,

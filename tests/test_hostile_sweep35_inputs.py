@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -324,3 +325,57 @@ def test_a_fast_regex_is_never_called_catastrophic_on_a_loaded_machine(monkeypat
     monkeypatch.setattr(limits, "time", LoadedClock())
 
     assert all(regex.fullmatch(f"acme.example/r0-{'x' * n}") for n in range(1, 20))
+
+
+RAY = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: r
+spec:
+  headGroupSpec:
+    rayStartParams: {{}}
+    template:
+      spec:
+        containers:
+        - name: ray-head
+          image: rayproject/ray:2.9.0
+  workerGroupSpecs:
+  - groupName: gpu-workers
+    rayStartParams: {params}
+    template:
+      spec:
+        containers:
+        - name: ray-worker
+          image: rayproject/ray:2.9.0-gpu
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+def run(text: str, fix: bool) -> Any:
+    from dramigrate.config import Settings
+    from dramigrate.migrate import Job, run_file
+    from dramigrate.rules import load_rules
+    from dramigrate.versions import Target
+
+    settings = Settings()
+    return run_file(Job("ray.yaml", text.encode(), fix), load_rules(settings.rules), settings, Target.parse("1.36"))
+
+
+@pytest.mark.parametrize("params", ['"num-cpus=4"', "[num-cpus]", "4"])
+def test_a_ray_group_whose_ray_start_params_is_no_map_is_left_not_half_migrated(params: str) -> None:
+    """`rayStartParams: "num-cpus=4"` on a GPU worker group: diff said `rayStartParams num-gpus is set to "1"`
+    (would fix) but set nothing there, as it is no map; the GPU went into a claim, and KubeRay, which derives
+    `ray start --num-gpus` from the container's limits, would have started Ray with no GPU. Such a group is left as
+    it is, and lint and fix say why."""
+    text = RAY.format(params=params)
+
+    lint, fix = run(text, fix=False), run(text, fix=True)
+
+    assert fix.rewritten is None
+    for result in (lint, fix):
+        [request] = [f for f in result.findings if f.rule == "legacy-device-request"]
+        assert not request.fixable and "rayStartParams" in request.message, request
+        assert not [f for f in result.findings if f.fixed or f.would_fix]
