@@ -16,7 +16,7 @@ from dramigrate.quantity import Count, device_count, plain_source
 from dramigrate.ray import RayLimit
 from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind, resource_name_problem, shown_origin
 from dramigrate.selectors import Selection, select
-from dramigrate.suppress import RULE_LIST, Suppressions, rules_named
+from dramigrate.suppress import IGNORE, Suppressions, rules_named
 from dramigrate.triage import KUBESPAWNER_KEYS
 from dramigrate.validate import MAX_DEVICES_PER_CLAIM
 from dramigrate.versions import Target
@@ -26,7 +26,6 @@ from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_metad
 SHARED_BY_LABEL = "shared (the pod is pinned to, or tolerates, a -SHARED or -MIG- product label)"
 
 IGNORE_ANNOTATION = "dramigrate.io/ignore"
-_IGNORE_COMMENT = re.compile(r"#\s*dramigrate:\s*ignore" + RULE_LIST)
 REPLICATED_KINDS = {
     "Deployment",
     "ReplicaSet",
@@ -153,7 +152,7 @@ class Detector:
         for n in (line, line - 1) if not why else ():
             idx = n - doc.start_line
             if 0 <= idx < len(lines):
-                m = _IGNORE_COMMENT.search(lines[idx])  # a comment's, not a string's (an argument Kubernetes passes)
+                m = IGNORE.search(lines[idx])  # a comment's, not a string's (an argument Kubernetes passes)
                 if (
                     m
                     and self.suppressions.is_directive(lines[idx], n, m.start())

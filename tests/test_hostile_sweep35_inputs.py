@@ -379,3 +379,49 @@ def test_a_ray_group_whose_ray_start_params_is_no_map_is_left_not_half_migrated(
         [request] = [f for f in result.findings if f.rule == "legacy-device-request"]
         assert not request.fixable and "rayStartParams" in request.message, request
         assert not [f for f in result.findings if f.fixed or f.would_fix]
+
+
+PATCH = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pod
+spec:
+  containers:
+  - name: app
+    resources:
+      limits:
+        nvidia.com/gpu: 4
+"""
+
+
+@pytest.mark.parametrize(
+    "comment",
+    [
+        "nvidia.com/gpu: 4  # dramigrate: ignore",
+        "# dramigrate: ignore=kustomize-device-patch\n        nvidia.com/gpu: 4",
+    ],
+    ids=["same-line", "line-above"],
+)
+def test_a_line_ignore_comment_silences_a_kustomize_device_patch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, comment: str
+) -> None:
+    """`# dramigrate: ignore` on the line of an overlay patch's device count (or the line above, naming the rule)
+    did not silence `kustomize-device-patch`, where docs/getting-started.md says any finding is suppressed so
+    (DESIGN.md: an inline `# dramigrate: ignore` comment); only `disable` blocks did. Now it does, and fix leaves
+    the graph as it is, as for a block."""
+    from conftest import base_and_overlay
+
+    # a folder of its own: kustomize/run.py keeps the resolved path of each relative name for the process's life
+    tree = "above" if comment.startswith("#") else "same"
+    overlay = base_and_overlay(tmp_path / tree, "resources:\n- ../base\npatches:\n- path: gpus.yaml\n")
+    (overlay / "gpus.yaml").write_text(PATCH.replace("nvidia.com/gpu: 4", comment))
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+
+    code, out = cli(["lint", tree, "--format", "json"], tmp_path, monkeypatch)
+    rules = [(f["rule"], f["file"]) for f in json.loads(out)["findings"]]
+    fixed, log = cli(["fix", tree], tmp_path, monkeypatch)
+
+    assert code == 1, out
+    assert rules == [("legacy-device-request", f"{tree}/base/pod.yaml")], rules
+    assert "suppressed" in log and {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before, log
