@@ -531,8 +531,9 @@ class Detector:
                         f"request on device class {rule.device_class}"
                     )
                 f = self.finding("legacy-device-request", msg, doc, holder, res, info, fixable=True, **where)
-                if count > MAX_DEVICES_PER_CLAIM and self.settings.strategy == "claims":
-                    # lint called it fixable, and fix wrote nothing (rewrite-invalid) while fit found no claim
+                if count > MAX_DEVICES_PER_CLAIM and not c.init and self.settings.strategy == "claims":
+                    # lint called it fixable, and fix wrote nothing (rewrite-invalid) while fit found no claim; an
+                    # init container may ask for more, reusing the app containers' devices (cases/many-containers)
                     f.fixable = False
                     f.message = (
                         f"{res}: {counts[0].shown} is a device-plugin request, but fix leaves it: one claim holds at "
