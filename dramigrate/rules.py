@@ -21,6 +21,7 @@ from dramigrate.limits import (
     nodes_upto,
     read_regular,
     regex_problem,
+    repeated_key,
 )
 from dramigrate.ruleindex import RuleIndex
 from dramigrate.validate import DNS_LABEL
@@ -350,7 +351,13 @@ def _label_cel_problem(template: str) -> str:
 MAX_RULE_FILE_VALUES = 20_000
 
 
-def read_rule_file(path: Path) -> dict[str, Any]:
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def read_rule_file(path: Path, shipped: bool = False) -> dict[str, Any]:
+    """A rules file's data. One of the user's (shipped: False, which a repository's config may name) is refused when
+    it sets a key twice in one mapping, as the config is: PyYAML keeps the last silently, and a second `resources:`
+    turned nvidia.com/gpu report-only where the review of the pull request read the first."""
     try:  # a regular file of a bounded size (a FIFO blocked, 13 MB ran for minutes), UTF-8
         text = read_regular(str(path), SETTINGS).decode("utf-8")
         if len(text) > MAX_RULE_FILE_VALUES and nodes_upto(text, MAX_RULE_FILE_VALUES) > MAX_RULE_FILE_VALUES:
@@ -359,11 +366,19 @@ def read_rule_file(path: Path) -> dict[str, Any]:
                 "thousand); not read (limit on values)",
                 str(path),
             )
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = yaml.load(text, Loader=_LOADER)
         if not expands_within(data, MAX_RULE_FILE_VALUES):  # the schema's messages quote values, aliases expanded
             raise InputError(
                 f"rules file expands to more than {MAX_RULE_FILE_VALUES:,} values (YAML alias bomb?); not read",
                 str(path),
+            )
+        if not shipped and (twice := repeated_key(yaml.compose(text, Loader=_LOADER))) is not None:
+            raise InputError(
+                f"rules file sets `{twice.value}` twice in one mapping (the last one wins, and a reviewer reads the "
+                "first); keep one",
+                str(path),
+                twice.start_mark.line + 1,
+                twice.start_mark.column + 1,
             )
     except OSError as exc:
         raise InputError(f"cannot read rules file: {exc.strerror}", str(path)) from exc
@@ -545,7 +560,7 @@ def load_rules(user_files: tuple[Path, ...] = ()) -> RuleSet:
     """The shipped packs and workload kinds, then the user's files (whose rules take precedence)."""
     rs = RuleSet()
     for path in shipped_rule_files():
-        data = read_rule_file(path)
+        data = read_rule_file(path, shipped=True)
         if data.get("kind") == "RulePack":
             _add_pack(rs, data, str(path), first=False)
         elif data.get("kind") == "Workloads":

@@ -425,3 +425,20 @@ def test_a_line_ignore_comment_silences_a_kustomize_device_patch(
     assert code == 1, out
     assert rules == [("legacy-device-request", f"{tree}/base/pod.yaml")], rules
     assert "suppressed" in log and {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before, log
+
+
+def test_a_rules_file_that_sets_a_key_twice_is_refused_at_the_second(tmp_path: Path) -> None:
+    """A pack with `resources:` twice: PyYAML keeps the last silently, so the reviewer of a pull request reads the
+    first list (an NPU rule) while the run takes the second (nvidia.com/gpu report-only, lint green). The config
+    file already refuses a key set twice for that reason; a rules file the config names did not."""
+    from dramigrate.findings import InputError
+    from dramigrate.rules import load_rules
+
+    text = NPU_PACK + "resources:\n  - {match: nvidia.com/gpu, reportOnly: shared, advice: fine}\n"
+    (tmp_path / "pack.yaml").write_text(text)
+
+    with pytest.raises(InputError) as caught:
+        load_rules((tmp_path / "pack.yaml",))
+
+    assert caught.value.line == text.splitlines().index("resources:", 5) + 1, caught.value
+    assert "resources" in caught.value.message and "twice" in caught.value.message
