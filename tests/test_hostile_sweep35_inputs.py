@@ -442,3 +442,27 @@ def test_a_rules_file_that_sets_a_key_twice_is_refused_at_the_second(tmp_path: P
 
     assert caught.value.line == text.splitlines().index("resources:", 5) + 1, caught.value
     assert "resources" in caught.value.message and "twice" in caught.value.message
+
+
+@pytest.mark.parametrize("twice", ["findings", "file"])
+def test_a_baseline_that_sets_a_key_twice_is_refused(tmp_path: Path, twice: str) -> None:
+    """A baseline (a file of the repository, which a pull request may change) with a second `findings` list, or an
+    entry with a second `file`: JSON's reader kept the last silently, so the entries the run used were not the ones
+    a reviewer read (`file: old.yaml` on top, the new GPU pod's file below). Refused as bad input, as a config or
+    rules file that sets a key twice."""
+    from dramigrate import baseline
+    from dramigrate.findings import InputError
+
+    entry = '{"file": "old.yaml", "kind": "Pod", "namespace": "", "name": "p", "container": "app", '
+    entry += '"resource": "nvidia.com/gpu", "rule": "legacy-device-request", "count": 1}'
+    if twice == "file":
+        entry = entry.replace('"count"', '"file": "new.yaml", "count"')
+    text = f'{{"version": 1, "tool": "dramigrate", "findings": [], "findings": [{entry}]}}'
+    if twice == "file":
+        text = text.replace('"findings": [], ', "")
+    (tmp_path / "b.json").write_text(text)
+
+    with pytest.raises(InputError) as caught:
+        baseline.load(tmp_path / "b.json")
+
+    assert f"`{twice}` twice" in caught.value.message, caught.value
