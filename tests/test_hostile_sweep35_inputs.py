@@ -466,3 +466,17 @@ def test_a_baseline_that_sets_a_key_twice_is_refused(tmp_path: Path, twice: str)
         baseline.load(tmp_path / "b.json")
 
     assert f"`{twice}` twice" in caught.value.message, caught.value
+
+
+def test_a_selector_is_not_cut_off_for_the_time_a_loaded_machine_kept_it_waiting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """fit stops a selector's evaluation after 2 s, a stand-in for Kubernetes' CEL cost limit, and then no longer
+    evaluates that selector: timed by the wall clock, a light selector was cut off for the time the process waited
+    for a core (or was stopped), and every device then failed to match it (FITS NOWHERE). It is timed in CPU time."""
+    from dramigrate import cel
+
+    selector = cel.compile_selector(f"[{', '.join(map(str, range(600)))}].all(x, x >= 0)")
+    monkeypatch.setattr(cel, "time", LoadedClock())
+
+    assert selector.matches("gpu.nvidia.com", {}, {})
