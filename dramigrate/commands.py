@@ -1395,7 +1395,9 @@ def do_explain(rule_id: str) -> int:
 
         close = difflib.get_close_matches(rule_id, list(rules), n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else "; `dramigrate rules list` lists them"
-        raise InputError(f"no finding rule {rule_id!r}{hint}")
+        # cut: a 100 KB argument (a script's variable gone wrong) was echoed whole; no rule name is this long
+        shown = repr(rule_id) if len(rule_id) <= 80 else f"{rule_id[:60]!r}... ({len(rule_id):,} characters)"
+        raise InputError(f"no finding rule {shown}{hint}")
     r = rules[rule_id]
     print(f"{r.id}: {r.summary}")
     print(f"severity: {r.severity}; {'fix resolves it' if r.fixable else 'fix does not resolve it (manual work)'}")

@@ -480,3 +480,16 @@ def test_a_selector_is_not_cut_off_for_the_time_a_loaded_machine_kept_it_waiting
     monkeypatch.setattr(cel, "time", LoadedClock())
 
     assert selector.matches("gpu.nvidia.com", {}, {})
+
+
+def test_explain_of_an_unknown_rule_does_not_echo_it_whole() -> None:
+    """`dramigrate explain` given a 100 KB argument (a script's variable gone wrong) echoed it whole in its one
+    line of error, 100 KB of standard error; the name is shown cut, as no finding rule is longer than a line."""
+    from dramigrate.commands import do_explain
+    from dramigrate.findings import InputError
+
+    with pytest.raises(InputError) as caught:
+        do_explain("a" * 100_000)
+
+    message = caught.value.message
+    assert "no finding rule 'aaaa" in message and "100,000 characters" in message and len(message) < 300, len(message)
