@@ -569,8 +569,9 @@ def load_rules(user_files: tuple[Path, ...] = ()) -> RuleSet:
     for path in user_files:
         data = read_rule_file(path)
         errors = validate_rule_file(path, data)
-        if errors:
-            raise InputError("invalid rules file: " + "; ".join(errors), str(path))  # one line (cli._fail)
+        if errors:  # one line (cli._fail), of the first few: 2,800 bad entries made it 160 KB, printed twice
+            more = f"; and {len(errors) - 5:,} more (`dramigrate rules validate` lists them)" if len(errors) > 5 else ""
+            raise InputError("invalid rules file: " + "; ".join(errors[:5]) + more, str(path))
         if data["kind"] == "FindingRules":  # was loaded as a workloads file: internal error (KeyError 'kinds')
             raise InputError(
                 "`kind: FindingRules` is the shipped finding catalogue, not a rule pack or workloads file; "

@@ -493,3 +493,22 @@ def test_explain_of_an_unknown_rule_does_not_echo_it_whole() -> None:
 
     message = caught.value.message
     assert "no finding rule 'aaaa" in message and "100,000 characters" in message and len(message) < 300, len(message)
+
+
+def test_an_invalid_pack_of_thousands_of_errors_is_named_in_a_line_not_a_page(tmp_path: Path) -> None:
+    """A user pack of 2,800 resource entries each missing `request` stopped lint with every schema error joined on
+    one line, 160 KB, printed twice (the error and the summary's failed list). The first few are given, and how many
+    more `rules validate` lists."""
+    from dramigrate.findings import InputError
+    from dramigrate.rules import load_rules
+
+    entries = "".join(f"  - {{match: acme.example/r{i}, deviceClass: npu.acme.example}}\n" for i in range(300))
+    (tmp_path / "pack.yaml").write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: acme\ndescription: d\nresources:\n" + entries
+    )
+
+    with pytest.raises(InputError) as caught:
+        load_rules((tmp_path / "pack.yaml",))
+
+    assert "resources.0: 'request' is a required property" in caught.value.message
+    assert "295 more" in caught.value.message and len(caught.value.message) < 1000, len(caught.value.message)
