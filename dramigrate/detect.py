@@ -586,9 +586,10 @@ class Detector:
         derived = ray_start_params(pa.ray_limits, {u.resource for u in pa.uses}, None, pa.ray_accelerators)
         if not derived:
             return ""
+        what = "a string" if isinstance(params, str) else "a list" if isinstance(params, list) else "a scalar"
         return (
-            f"{path} is {type(params).__name__ if not isinstance(params, str) else 'a string'}, where KubeRay takes a "
-            f"map, so fix cannot write the `ray start` flags KubeRay derives from the limits it moves "
+            f"{path} is {what}, where KubeRay takes a map, so fix cannot write the `ray start` flags KubeRay derives "
+            "from the limits it moves "
             f"({', '.join(derived)}), and Ray would start without those devices; make {path} a map"
         )
 
