@@ -54,10 +54,16 @@ def load(path: Path) -> Counter[Key]:
     """The baseline's entries. It is a file of the repository (a pull request can change it): only a regular file
     within the size limit is read, and an entry whose count is not a whole number of at least 1 is bad input."""
     from dramigrate.limits import read_regular
-    from dramigrate.longints import LongInt, loads_json
+    from dramigrate.longints import LongInt, RepeatedKey, loads_json
 
-    try:
-        doc = loads_json(read_regular(str(path)).decode("utf-8"))
+    try:  # a key set twice: JSON keeps the last, and a reviewer of the pull request reads the first
+        doc = loads_json(read_regular(str(path)).decode("utf-8"), unique=True)
+    except RepeatedKey as exc:
+        raise InputError(
+            f"the baseline sets `{exc.key}` twice in one object (the last one wins, and a reviewer reads the first); "
+            "keep one",
+            str(path),
+        ) from None
     except OSError as exc:
         raise InputError(f"cannot read the baseline: {exc.strerror}", str(path)) from exc
     except LongInt as exc:

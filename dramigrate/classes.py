@@ -32,8 +32,8 @@ def merge_classes(path: str, existing: str, classes: list[DeviceClassInfo], targ
                     path,
                     doc.start_line,
                 )
-            if isinstance(data, dict) and data.get("kind") == "DeviceClass":
-                metadata = data.get("metadata") or {}
+            for obj in device_classes(data):
+                metadata = obj.get("metadata") or {}
                 if not isinstance(metadata, dict):  # `metadata: [1]` was an internal error (AttributeError)
                     raise InputError(
                         "a DeviceClass of the classes file has a metadata that is no mapping, which the API server "
@@ -55,6 +55,15 @@ def merge_classes(path: str, existing: str, classes: list[DeviceClassInfo], targ
             out += newline
         out += ("---\n" + dump_yaml(obj)).replace("\n", newline)
     return out
+
+
+def device_classes(data: object) -> list[dict[str, object]]:
+    """The DeviceClasses of a document as kubectl reads it: the document itself, or the items of a list
+    (`kubectl get deviceclasses -o yaml` writes a `kind: List`, the API a DeviceClassList), where fix appended a
+    second class of a name the list held, and `kubectl apply -f` put the pack's selectors in place of the admin's."""
+    from dramigrate.detect import objects_of
+
+    return [info.obj for info in objects_of(data) if info.kind == "DeviceClass"]
 
 
 def _is_object(data: object) -> bool:

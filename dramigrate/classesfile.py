@@ -44,16 +44,20 @@ def check_inputs(path: Path, flag: bool, files: list[str], resolved: dict[str, s
 
 
 def _classes_only(path: str, cap: int) -> bool:
-    """Whether the file holds DeviceClass documents only (or none): what a classes file holds."""
+    """Whether the file holds DeviceClass documents only (or none), alone or in lists: what a classes file holds."""
     from dramigrate.documents import parse_document, split_documents
     from dramigrate.limits import Limits, read_regular
+    from dramigrate.writer import text_of
 
     try:
-        raw = read_regular(path, Limits(max_bytes=cap))
+        raw = text_of(read_regular(path, Limits(max_bytes=cap))).encode("utf-8")  # UTF-16 with a BOM, as fix reads it
         docs = [parse_document(path, d) for d in split_documents(path, raw).documents]
     except Exception:  # a manifest that does not even load is no classes file
         return False
-    return all(d is None or (isinstance(d, dict) and d.get("kind") == "DeviceClass") for d in docs)
+    from dramigrate.detect import objects_of
+
+    # a list of DeviceClasses (`kubectl get deviceclasses -o yaml`) is one too
+    return all(d is None or isinstance(d, dict) and all(o.kind == "DeviceClass" for o in objects_of(d)) for d in docs)
 
 
 def _refusal(path: Path, flag: bool, why: str) -> InputError:

@@ -807,8 +807,10 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
     from dramigrate.migrate import failed_file
 
     path = ctx.settings.classes_file
+    raw = None
     try:
-        before = _text_of(path, read_regular(str(path))) if path.exists() else ""  # never a FIFO's endless read
+        raw = read_regular(str(path)) if path.exists() else None  # never a FIFO's endless read
+        before = "" if raw is None else _text_of(path, raw)
         after = merge_classes(str(path), before, missing, ctx.target)
     except Exception as exc:  # the classes file fails on its own: named, exit 2, the manifests are written
         failed = failed_file(str(path), exc)
@@ -822,7 +824,7 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
 
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_output(path, after)
+            write_output(path, after, raw)  # in its own encoding (UTF-16 with a BOM stays so)
         except Exception as exc:
             r = FileResult(str(path), rewritten=after)
             result.files.append(r)
@@ -832,12 +834,18 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
 
 
 def _text_of(path: Path, raw: bytes) -> str:
-    """The classes file's text; bad input when it is not UTF-8 (was: `internal error: UnicodeDecodeError`)."""
+    """The classes file's text, UTF-8 or UTF-16/32 with a BOM as a manifest's (PowerShell writes UTF-16); bad input
+    otherwise (was: `internal error: UnicodeDecodeError`)."""
+    from dramigrate.writer import text_of
+
     try:
-        return raw.decode("utf-8")
+        return text_of(raw)
     except UnicodeDecodeError as exc:
         raise InputError(
-            f"the classes file is not UTF-8 text (byte {exc.start + 1}); not changed", str(path), 1
+            f"the classes file is not UTF-8 text, nor UTF-16/32 with a byte-order mark (byte {exc.start + 1}); "
+            "not changed",
+            str(path),
+            1,
         ) from None
 
 
@@ -1480,6 +1488,9 @@ def do_fit(opts: Options, inventory: Path) -> int:
     for r in result.files:
         for template in r.templates:
             fits.append((r.path, fit_claim(template, classes, devices)))
+    # what fix leaves (a request one claim cannot hold, a pod it cannot rewrite): no claim to check, and no pass
+    # either, as lint and fix fail on it (fit said "no claim to check" and exited 0 for a container of 33 GPUs)
+    left = [f for f in result.findings if f.severity is Severity.ERROR and not f.fixed]
     if fmt == "json":
         import json
 
@@ -1507,6 +1518,10 @@ def do_fit(opts: Options, inventory: Path) -> int:
                         }
                         for path, f in fits
                     ],
+                    "notMigrated": [
+                        {"file": f.file, "line": f.line, "column": f.column, "rule": f.rule, "message": f.message}
+                        for f in left
+                    ],
                     # the files not checked (not YAML, a FIFO, a link out of the tree...), as lint's JSON has them
                     "errors": [
                         {"file": e.file, "line": e.line, "column": e.column, "rule": e.rule, "message": e.message}
@@ -1531,10 +1546,13 @@ def do_fit(opts: Options, inventory: Path) -> int:
                 )
             for e in f.errors[:5]:
                 print(plain(f"  selector error: {e}", False))
+        for f in left:
+            where = f"{f.file}:{f.line}:{f.column}:{f' {f.kind}/{f.name}:' if f.kind else ''}"
+            print(plain(f"{where} not migrated, so no claim to check: [{f.rule}] {f.message}", False))
     for err in (r.error for r in result.files if r.error is not None):
         _err(f"bad input {err.shown()}")
-    if not fits:
+    if not fits and not left:
         _err("dramigrate: no claim to check: the paths have no device request that fix would migrate")
     if result.bad_input:
         return 2
-    return 1 if any(not f.fits for _, f in fits) else 0
+    return 1 if left or any(not f.fits for _, f in fits) else 0

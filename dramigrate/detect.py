@@ -16,16 +16,16 @@ from dramigrate.quantity import Count, device_count, plain_source
 from dramigrate.ray import RayLimit
 from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind, resource_name_problem, shown_origin
 from dramigrate.selectors import Selection, select
-from dramigrate.suppress import RULE_LIST, Suppressions, rules_named
+from dramigrate.suppress import IGNORE, Suppressions, rules_named
 from dramigrate.triage import KUBESPAWNER_KEYS
+from dramigrate.validate import MAX_DEVICES_PER_CLAIM
 from dramigrate.versions import Target
-from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_metadata, pod_specs
+from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_metadata, pod_specs, resolve
 
 # why a plain device resource is reported shared when a node label the pod is pinned to says so (GFD's -SHARED)
 SHARED_BY_LABEL = "shared (the pod is pinned to, or tolerates, a -SHARED or -MIG- product label)"
 
 IGNORE_ANNOTATION = "dramigrate.io/ignore"
-_IGNORE_COMMENT = re.compile(r"#\s*dramigrate:\s*ignore" + RULE_LIST)
 REPLICATED_KINDS = {
     "Deployment",
     "ReplicaSet",
@@ -152,7 +152,7 @@ class Detector:
         for n in (line, line - 1) if not why else ():
             idx = n - doc.start_line
             if 0 <= idx < len(lines):
-                m = _IGNORE_COMMENT.search(lines[idx])  # a comment's, not a string's (an argument Kubernetes passes)
+                m = IGNORE.search(lines[idx])  # a comment's, not a string's (an argument Kubernetes passes)
                 if (
                     m
                     and self.suppressions.is_directive(lines[idx], n, m.start())
@@ -531,6 +531,15 @@ class Detector:
                         f"request on device class {rule.device_class}"
                     )
                 f = self.finding("legacy-device-request", msg, doc, holder, res, info, fixable=True, **where)
+                if count > MAX_DEVICES_PER_CLAIM and not c.init and self.settings.strategy == "claims":
+                    # lint called it fixable, and fix wrote nothing (rewrite-invalid) while fit found no claim; an
+                    # init container may ask for more, reusing the app containers' devices (cases/many-containers)
+                    f.fixable = False
+                    f.message = (
+                        f"{res}: {counts[0].shown} is a device-plugin request, but fix leaves it: one claim holds at "
+                        f"most {MAX_DEVICES_PER_CLAIM} devices (AllocationResultsMaxSize), and this request alone asks "
+                        f"for {count}, so the migrated pod would never be scheduled"
+                    )
                 if rule.caution and count:
                     findings.append(
                         self.finding("mapping-caution", f"{res}: {rule.caution}", doc, holder, res, info, **where)
@@ -538,6 +547,16 @@ class Detector:
                 line, column = doc.line_of(holder, res)
                 pa.uses.append(DeviceUse(c, res, match, count, line, column))
                 pa.findings.append(f)
+        if not blocked and pa.uses and (why := self.unwritable_ray_params(ref, pa)):
+            for use, f in zip(pa.uses, pa.findings, strict=True):
+                findings.append(
+                    f.recast(
+                        "legacy-device-request",
+                        f"{use.resource}: {use.count} is a device-plugin request, but fix leaves this pod as it is: "
+                        f"{why}",
+                    )
+                )
+            pa.uses, pa.findings = [], []
         if blocked and pa.uses:
             # Claims beside device-plugin requests would be half a migration: the pod stays as it is, whole.
             why = ", ".join(blocked)
@@ -551,6 +570,28 @@ class Detector:
                 )
             pa.uses, pa.findings = [], []
         return pa
+
+    def unwritable_ray_params(self, ref: PodSpecRef, pa: PodAnalysis) -> str:
+        """Why fix cannot write the `ray start` flags KubeRay derived from the limits it moves ("" when it can): the
+        group's rayStartParams is there but no map (`rayStartParams: "num-cpus=4"`). diff said num-gpus was set and
+        set nothing, and Ray would have started with no GPU."""
+        from dramigrate.ray import ray_start_params
+
+        path = ref.location.ray_start_params
+        if not path:
+            return ""
+        params = next((p for p, _, _ in resolve(ref.owner, path)), None)
+        if params is None or isinstance(params, dict):
+            return ""
+        derived = ray_start_params(pa.ray_limits, {u.resource for u in pa.uses}, None, pa.ray_accelerators)
+        if not derived:
+            return ""
+        what = "a string" if isinstance(params, str) else "a list" if isinstance(params, list) else "a scalar"
+        return (
+            f"{path} is {what}, where KubeRay takes a map, so fix cannot write the `ray start` flags KubeRay derives "
+            "from the limits it moves "
+            f"({', '.join(derived)}), and Ray would start without those devices; make {path} a map"
+        )
 
     def explain_match(
         self,

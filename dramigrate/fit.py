@@ -7,7 +7,6 @@ constraints are solved on an empty node (distinct devices, every constrained gro
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,10 +148,59 @@ def fit_claim(template: dict[str, Any], classes: dict[str, DeviceClassInfo], dev
             opts.append((option["name"], rf.count, _by_node(matched)))
         per_request.append(opts)
     nodes = sorted({str(d.node) for d in devices})
+    constraints = spec.get("constraints") or []
     for node in nodes:
-        for combo in itertools.product(*per_request):
-            on_node = [(n, c, ds.get(node, [])) for n, c, ds in combo]
-            if _fits_node(on_node, spec.get("constraints") or []):
-                result.nodes.append(node)
-                break
+        options = [_undominated([(n, c, ds.get(node, [])) for n, c, ds in opts], constraints) for opts in per_request]
+        if _fits_some(options, constraints):
+            result.nodes.append(node)
     return result
+
+
+def _fits_some(options: list[list[tuple[str, int, list[Device]]]], constraints: list[dict[str, Any]]) -> bool:
+    """Whether one alternative of each request fits the node together: chosen request by request, a choice that
+    fails not extended (a request more only adds devices and constraints). Every combination was solved whole:
+    `align-nics: preferred` on 8 GPUs and 32 NICs is 12 requests of two alternatives, 4,096 solves a node."""
+    chosen: list[tuple[str, int, list[Device]]] = []
+
+    def extend(i: int) -> bool:
+        if i == len(options):
+            return True
+        for option in options[i]:
+            chosen.append(option)
+            if _fits_node(chosen, constraints) and extend(i + 1):
+                return True
+            chosen.pop()
+        return False
+
+    return extend(0)
+
+
+def _undominated(
+    options: list[tuple[str, int, list[Device]]], constraints: list[dict[str, Any]]
+) -> list[tuple[str, int, list[Device]]]:
+    """A request's alternatives on a node, less each one another alternative is as good as: as many devices or
+    fewer, of every device it may take or more, under none of the constraints it is not under (`unaligned` beside
+    `aligned`, `fallback` beside a node label's `choice-1`): whatever fits with it fits with that one. Of two as
+    good as each other, the first. In preference order."""
+    shapes = [
+        (
+            count,
+            {id(d) for d in devices},
+            {
+                i
+                for i, c in enumerate(constraints)
+                if not c.get("requests") or {name, name.split("/")[0]} & set(c["requests"])
+            },
+        )
+        for name, count, devices in options
+    ]
+
+    def as_good(j: int, i: int) -> bool:  # j does whatever i does
+        (cj, dj, uj), (ci, di, ui) = shapes[j], shapes[i]
+        return cj <= ci and di <= dj and uj <= ui
+
+    return [
+        o
+        for i, o in enumerate(options)
+        if not any(j != i and as_good(j, i) and (j < i or not as_good(i, j)) for j in range(len(options)))
+    ]

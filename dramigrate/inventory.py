@@ -70,16 +70,19 @@ def load_inventory(path: str | os.PathLike[str]) -> list[Device]:
     """
     from dramigrate.findings import InputError
     from dramigrate.limits import check_structure, read_regular
+    from dramigrate.writer import text_of
 
     source = os.fspath(path)
     try:  # a regular file within the size limit, as every input file (a link to /dev/zero was read for ever)
-        text = read_regular(source).decode("utf-8")
+        text = text_of(read_regular(source))  # UTF-8, or UTF-16/32 with a BOM (PowerShell's `>` writes UTF-16)
     except OSError as exc:
         raise ValueError(f"{source}: cannot read inventory: {exc.strerror or exc}") from exc
     except InputError as exc:
         raise ValueError(f"{source}: {exc.message}") from exc
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{source}: the inventory is not UTF-8 text (byte {exc.start + 1})") from exc
+        raise ValueError(
+            f"{source}: the inventory is not UTF-8 text, nor UTF-16/32 with a byte-order mark (byte {exc.start + 1})"
+        ) from exc
     try:
         check_structure(source, text)  # bounded before libyaml, which recurses in C
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # a fleet's inventory is megabytes
@@ -100,7 +103,59 @@ def load_inventory(path: str | os.PathLike[str]) -> list[Device]:
             f"{source}: its YAML aliases expand it to more than ten times the values it holds (kubectl writes "
             "none; an alias bomb?); not read"
         )
-    return devices_from_objects(documents, source)
+    try:
+        return _devices(documents)
+    except _Bad as exc:
+        line = _line_at(text, exc.at)
+        raise ValueError(f"{source}{f':{line}' if line else ''}: {exc}") from None
+
+
+class _Bad(ValueError):
+    """An inventory that is no list of ResourceSlices; at: where, as the keys and indexes from the document list
+    down to the value at fault (its line is looked up only then)."""
+
+    def __init__(self, message: str, at: tuple[Any, ...]) -> None:
+        super().__init__(message)
+        self.at = at
+
+
+def _line_at(text: str, at: tuple[Any, ...]) -> int:
+    """The 1-based line of the value at `at` (the deepest of its keys the YAML holds: a missing key's mapping), by
+    composing the text again: only for a message, so a good inventory is parsed once. 0 when it cannot be told."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        nodes = [n for n in yaml.compose_all(text, Loader=loader) if not _is_null(n)]
+        node: Any = nodes[at[0]]
+    except (yaml.YAMLError, IndexError, RecursionError):
+        return 0
+    line = node.start_mark.line + 1
+    for key in at[1:]:
+        if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
+            node = node.value[key]
+        elif isinstance(node, yaml.MappingNode):
+            found = next((kv for kv in node.value if _names(kv[0], key)), None)
+            if found is None:
+                break
+            line, node = found[0].start_mark.line + 1, found[1]  # the key's line: `type: {bool: x}` or `type:` above
+            continue
+        else:
+            break
+        line = node.start_mark.line + 1
+    return line
+
+
+def _names(node: Any, key: Any) -> bool:
+    import yaml
+
+    return isinstance(node, yaml.ScalarNode) and node.value == str(key)
+
+
+def _is_null(node: Any) -> bool:
+    import yaml
+
+    return isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null"
 
 
 def _expands_within_text(documents: list[Any], text: str) -> bool:
@@ -114,57 +169,66 @@ def _expands_within_text(documents: list[Any], text: str) -> bool:
 
 def devices_from_objects(objects: Iterable[Any], source: str = "<input>") -> list[Device]:
     """Flatten already parsed YAML/JSON objects (slices or lists of slices) into devices."""
+    try:
+        return _devices(objects)
+    except _Bad as exc:
+        raise ValueError(f"{source}: {exc}") from None
+
+
+def _devices(objects: Iterable[Any]) -> list[Device]:
     devices: list[Device] = []
     for index, obj in enumerate(objects):
-        where = f"{source}: document {index + 1}"
+        where, at = f"document {index + 1}", (index,)
         if not isinstance(obj, Mapping):
-            raise ValueError(f"{where}: expected a Kubernetes object, got {type(obj).__name__}")
+            raise _Bad(f"{where}: expected a Kubernetes object, got {type(obj).__name__}", at)
         if obj.get("kind") in _LIST_KINDS:
             items = obj.get("items") or []
             if not isinstance(items, list):
-                raise ValueError(f"{where}: 'items' must be a list")
+                raise _Bad(f"{where}: 'items' must be a list", (*at, "items"))
             for item_index, item in enumerate(items):
-                devices.extend(_slice_devices(item, f"{where}, items[{item_index}]"))
+                devices.extend(_slice_devices(item, f"{where}, items[{item_index}]", (*at, "items", item_index)))
         else:
-            devices.extend(_slice_devices(obj, where))
+            devices.extend(_slice_devices(obj, where, at))
     return devices
 
 
-def _slice_devices(obj: Any, where: str) -> list[Device]:
+def _slice_devices(obj: Any, where: str, at: tuple[Any, ...]) -> list[Device]:
     if not isinstance(obj, Mapping):
-        raise ValueError(f"{where}: expected a ResourceSlice, got {type(obj).__name__}")
+        raise _Bad(f"{where}: expected a ResourceSlice, got {type(obj).__name__}", at)
     kind = obj.get("kind")
     api_version = str(obj.get("apiVersion", ""))
     if kind != "ResourceSlice" or not api_version.startswith("resource.k8s.io/"):
         found = f"{api_version or '<no apiVersion>'} {kind or '<no kind>'}"
-        raise ValueError(f"{where}: not a resource.k8s.io ResourceSlice (found {found})")
+        raise _Bad(f"{where}: not a resource.k8s.io ResourceSlice (found {found})", at)
     metadata = obj.get("metadata") or {}
     if not isinstance(metadata, Mapping):  # `metadata: [1]` was an internal error (AttributeError)
-        raise ValueError(f"{where}: metadata must be a mapping, got {type(metadata).__name__}")
+        raise _Bad(f"{where}: metadata must be a mapping, got {type(metadata).__name__}", (*at, "metadata"))
     name = metadata.get("name") or "<unnamed>"
     where = f"{where} (ResourceSlice {name})"
     spec = obj.get("spec")
     if not isinstance(spec, Mapping):
-        raise ValueError(f"{where}: missing spec")
+        raise _Bad(f"{where}: missing spec", (*at, "spec"))
+    at = (*at, "spec")
     driver = spec.get("driver")
     if not isinstance(driver, str) or not driver:
-        raise ValueError(f"{where}: spec.driver is missing")
+        raise _Bad(f"{where}: spec.driver is missing", (*at, "driver"))
     pool = spec.get("pool") or {}
     if not isinstance(pool, Mapping) or not isinstance(pool.get("name"), str):
-        raise ValueError(f"{where}: spec.pool.name is missing")
+        raise _Bad(f"{where}: spec.pool.name is missing", (*at, "pool", "name"))
     node = spec.get("nodeName")
     if node is not None and not isinstance(node, str):
-        raise ValueError(f"{where}: spec.nodeName must be a string")
+        raise _Bad(f"{where}: spec.nodeName must be a string", (*at, "nodeName"))
     raw_devices = spec.get("devices") or []
     if not isinstance(raw_devices, list):
-        raise ValueError(f"{where}: spec.devices must be a list")
+        raise _Bad(f"{where}: spec.devices must be a list", (*at, "devices"))
 
     devices = []
     for index, raw in enumerate(raw_devices):
-        device_where = f"{where}: spec.devices[{index}]"
+        device_at = (*at, "devices", index)
         if not isinstance(raw, Mapping) or not isinstance(raw.get("name"), str):
-            raise ValueError(f"{device_where}: device without a name")
-        body = raw.get("basic") if isinstance(raw.get("basic"), Mapping) else raw  # v1beta1
+            raise _Bad(f"{where}: spec.devices[{index}]: device without a name", device_at)
+        basic = isinstance(raw.get("basic"), Mapping)  # v1beta1
+        body, body_at = (raw["basic"], (*device_at, "basic")) if basic else (raw, device_at)
         device_where = f"{where}: device {raw['name']}"
         devices.append(
             Device(
@@ -172,59 +236,61 @@ def _slice_devices(obj: Any, where: str) -> list[Device]:
                 pool=pool["name"],
                 node=node,
                 name=raw["name"],
-                attributes=_attributes(body.get("attributes") or {}, driver, device_where),
-                capacity=_capacity(body.get("capacity") or {}, driver, device_where),
+                attributes=_attributes(body.get("attributes") or {}, driver, device_where, (*body_at, "attributes")),
+                capacity=_capacity(body.get("capacity") or {}, driver, device_where, (*body_at, "capacity")),
             )
         )
     return devices
 
 
-def _attributes(raw: Any, driver: str, where: str) -> dict[str, dict[str, object]]:
+def _attributes(raw: Any, driver: str, where: str, at: tuple[Any, ...]) -> dict[str, dict[str, object]]:
     if not isinstance(raw, Mapping):
-        raise ValueError(f"{where}: attributes must be a mapping")
+        raise _Bad(f"{where}: attributes must be a mapping", at)
     result: dict[str, dict[str, object]] = {}
     for qualified, value in raw.items():
         domain, name = split_qualified_name(str(qualified), driver)
-        result.setdefault(domain, {})[name] = _attribute_value(value, f"{where}: attribute {qualified}")
+        result.setdefault(domain, {})[name] = _attribute_value(
+            value, f"{where}: attribute {qualified}", (*at, qualified)
+        )
     return result
 
 
-def _attribute_value(value: Any, where: str) -> object:
+def _attribute_value(value: Any, where: str, at: tuple[Any, ...]) -> object:
     if not isinstance(value, Mapping):
-        raise ValueError(f"{where}: expected one of {', '.join(_SCALAR_KINDS)}, got {value!r}")
+        raise _Bad(f"{where}: expected one of {', '.join(_SCALAR_KINDS)}, got {value!r}", at)
     kinds = [k for k in value if k in _SCALAR_KINDS + _LIST_VALUE_KINDS]
     if len(kinds) != 1 or len(value) != 1:
-        raise ValueError(f"{where}: expected exactly one of {', '.join(_SCALAR_KINDS)}, got {dict(value)!r}")
+        raise _Bad(f"{where}: expected exactly one of {', '.join(_SCALAR_KINDS)}, got {dict(value)!r}", at)
     kind = kinds[0]
     if kind in _LIST_VALUE_KINDS:
         items = value[kind]
         if not isinstance(items, list):
-            raise ValueError(f"{where}: {kind} must be a list")
-        return [_scalar(kind[:-1], item, where) for item in items]
-    return _scalar(kind, value[kind], where)
+            raise _Bad(f"{where}: {kind} must be a list", (*at, kind))
+        return [_scalar(kind[:-1], item, where, (*at, kind, i)) for i, item in enumerate(items)]
+    return _scalar(kind, value[kind], where, (*at, kind))
 
 
-def _scalar(kind: str, value: Any, where: str) -> object:
+def _scalar(kind: str, value: Any, where: str, at: tuple[Any, ...]) -> object:
     if kind == "bool":
         if not isinstance(value, bool):
-            raise ValueError(f"{where}: bool value must be true or false, got {value!r}")
+            raise _Bad(f"{where}: bool value must be true or false, got {value!r}", at)
         return value
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{where}: int value must be an integer, got {value!r}")
+            raise _Bad(f"{where}: int value must be an integer, got {value!r}", at)
         return value
     if isinstance(value, (bool, float, datetime.date)):
-        raise ValueError(f"{where}: {kind} value {value!r} was not read as a string; quote it in the YAML")
+        raise _Bad(f"{where}: {kind} value {value!r} was not read as a string; quote it in the YAML", at)
     if isinstance(value, int):
         value = str(value)
     if not isinstance(value, str):
-        raise ValueError(f"{where}: {kind} value must be a string, got {value!r}")
+        raise _Bad(f"{where}: {kind} value must be a string, got {value!r}", at)
     return VersionValue(value) if kind == "version" else value
 
 
-def _capacity(raw: Any, driver: str, where: str) -> dict[str, dict[str, str]]:
+def _capacity(raw: Any, driver: str, where: str, at: tuple[Any, ...]) -> dict[str, dict[str, str]]:
     if not isinstance(raw, Mapping):
-        raise ValueError(f"{where}: capacity must be a mapping")
+        raise _Bad(f"{where}: capacity must be a mapping", at)
     result: dict[str, dict[str, str]] = {}
     for qualified, value in raw.items():
         domain, name = split_qualified_name(str(qualified), driver)
@@ -232,6 +298,6 @@ def _capacity(raw: Any, driver: str, where: str) -> dict[str, dict[str, str]]:
         if isinstance(quantity, int) and not isinstance(quantity, bool):
             quantity = str(quantity)
         if not isinstance(quantity, str) or not quantity:
-            raise ValueError(f"{where}: capacity {qualified} needs a quantity 'value', got {value!r}")
+            raise _Bad(f"{where}: capacity {qualified} needs a quantity 'value', got {value!r}", (*at, qualified))
         result.setdefault(domain, {})[name] = quantity
     return result

@@ -50,9 +50,9 @@ def _at(why: str, text: str, offset: int) -> LongInt:
     return LongInt(why, text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset))
 
 
-def loads_json(text: str) -> Any:
+def loads_json(text: str, unique: bool = False) -> Any:
     """json.loads, raising LongInt at the first integer too long to convert (json.loads' own ValueError has no
-    position and Python's hint)."""
+    position and Python's hint). unique: a key set twice in one object raises RepeatedKey (json keeps the last)."""
     import json
 
     def parse_int(digits: str) -> int:
@@ -61,7 +61,23 @@ def loads_json(text: str) -> Any:
             raise _at(why, text, text.find(digits))
         return int(digits)
 
-    return json.loads(text, parse_int=parse_int)
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                raise RepeatedKey(key)
+            out[key] = value
+        return out
+
+    return json.loads(text, parse_int=parse_int, object_pairs_hook=pairs if unique else None)
+
+
+class RepeatedKey(Exception):
+    """A JSON object that sets a key twice (loads_json with unique)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
 
 
 def _guarded(construct: Any, error: type | None) -> Any:

@@ -1,5 +1,6 @@
-"""Block and file-level suppression comments, beside the line comment and the workload annotation (detect.py).
+"""Suppression comments: the line comment, blocks and whole files, beside the workload annotation (detect.py).
 
+    # dramigrate: ignore[=rule-a]         this line and the next, every rule (or those rules)
     # dramigrate: disable                 from here on, every rule is off (until `enable`)
     # dramigrate: disable=rule-a,rule-b   from here on, those rules are off
     # dramigrate: enable[=rule-a]         from here on, (those) rules are on again
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 # was read as the bare directive, every rule off, where the comment names one rule; such a comment silences nothing.
 RULE_LIST = r"(?:\s*=\s*([\w-]+(?:\s*,\s*[\w-]+)*),?)?(?=\s|$)"
 _DIRECTIVE = re.compile(r"#\s*dramigrate:\s*(disable-file|disable|enable)" + RULE_LIST)
+# `# dramigrate: ignore[=rules]`: the findings of its line and the next (detect.py reads it too, in a render's text)
+IGNORE = re.compile(r"#\s*dramigrate:\s*ignore" + RULE_LIST)
 ALL = "*"
 MAX_SCAN = 64 * 1024 * 1024  # the size cap's order: a file bigger than this was refused before it had findings
 
@@ -36,6 +39,8 @@ class Suppressions:
     # (first, last) positions, 1-based line and 0-based column, of the text of scalars that span lines: a
     # `# dramigrate:` there is a string's text (a ConfigMap's script), no comment
     texts: list[tuple[tuple[int, int], tuple[int, int]]] = field(default_factory=list)
+    # line -> the rules (or ALL) its `# dramigrate: ignore` comment names, 1-based
+    ignores: dict[int, list[str]] = field(default_factory=dict)
 
     def is_directive(self, text: str, line: int, at: int) -> bool:
         """Whether the `#` at column `at` (0-based) of line number `line` (1-based), whose text is `text`, starts a
@@ -54,10 +59,13 @@ class Suppressions:
             if start <= line and (end == 0 or line <= end) and r in (ALL, rule):
                 until = f"to the `enable` on line {end}" if end else "to the end of the file"
                 return f"`# dramigrate: disable{'' if r == ALL else '=' + r}` on line {start} ({until})"
+        for n in (line, line - 1):
+            if (names := self.ignores.get(n)) is not None and (ALL in names or rule in names):
+                return f"the `# dramigrate: ignore` comment on line {n}"
         return ""
 
     def __bool__(self) -> bool:
-        return bool(self.whole_file or self.blocks)
+        return bool(self.whole_file or self.blocks or self.ignores)
 
 
 def parse(text: str) -> Suppressions:
@@ -71,6 +79,10 @@ def parse(text: str) -> Suppressions:
     open_blocks: dict[str, int] = {}  # rule or ALL -> first line
     for number in candidates:
         line = lines[number - 1]
+        # a line comment silences the findings of its line and the next wherever they come from (a kustomize patch,
+        # a chart's template or values file), not only the plain-manifest pass's (detect.py)
+        if (i := IGNORE.search(line)) is not None and out.is_directive(line, number, i.start()):
+            out.ignores[number] = rules_named(i.group(1)) or [ALL]
         m = _DIRECTIVE.search(line)
         if m is None or not out.is_directive(line, number, m.start()):
             continue

@@ -50,6 +50,13 @@ def bom_encoding(raw: bytes) -> str | None:
     return None
 
 
+def text_of(raw: bytes) -> str:
+    """The text of a file dramigrate reads whole (an inventory, the classes file) as it reads a manifest: UTF-8, or
+    UTF-16/32 with a byte-order mark (PowerShell's `>` and `Out-File` write UTF-16 with one); the BOM stays as a
+    leading U+FEFF, so encode_like writes the text back in its encoding. Raises UnicodeDecodeError."""
+    return raw.decode(bom_encoding(raw) or "utf-8")
+
+
 def bomless_encoding(raw: bytes) -> str | None:
     """UTF-16/32 without a byte-order mark, told by where the NULs of the first ASCII character fall (as the YAML
     spec detects it), or None. kubectl reads such a file as UTF-8 and refuses it."""
@@ -641,11 +648,12 @@ def _last_look(st: _Staged, opts: WriteOptions) -> None:
         _backup(st.target, st.target + opts.backup, str(st.path))
 
 
-def write_output(path: Path, text: str) -> None:
+def write_output(path: Path, text: str, expected: bytes | None = None) -> None:
     """Write a file the user named for dramigrate's own output (a report, the baseline, the classes file). A symlink
     at that path is written through only when its target stays in the working directory or the link's folder: a
-    link planted in a checkout (`dramigrate.sarif -> ~/.bashrc`) must not make a CI run write outside the tree."""
-    write_atomic(path, text, options=WriteOptions(roots=(Path.cwd(), tree_of(path.parent))))
+    link planted in a checkout (`dramigrate.sarif -> ~/.bashrc`) must not make a CI run write outside the tree.
+    expected: the bytes read from it (the classes file fix appends to), so it is written in their encoding."""
+    write_atomic(path, text, expected, options=WriteOptions(roots=(Path.cwd(), tree_of(path.parent))))
 
 
 def _create_temp(folder: str, name: str, shown: str) -> tuple[int, str]:

@@ -193,7 +193,9 @@ def test_a_backtracking_regex_the_static_check_misses_fails_its_file_not_the_run
         "schemaVersion: 1\nkind: RulePack\nname: evil\ndescription: evil\nresources:\n"
         f"  - regex: '{pattern}'\n    deviceClass: gpu.nvidia.com\n    request: gpu\n"
     )
-    (tmp_path / "bad.yaml").write_text(ONE_GPU_POD.format(name="bad").replace("nvidia.com/gpu", "a" * 300 + ".com/x"))
+    # a name holding the regex's literal `.com/y`, so the regex is tried on it (ruleindex.py), and backtracks
+    bad = ONE_GPU_POD.format(name="bad").replace("nvidia.com/gpu", "a" * 300 + ".com/yz")
+    (tmp_path / "bad.yaml").write_text(bad)
     (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
 
     code, out, err = run_cli(["lint", "--rules", pack, tmp_path / "bad.yaml", tmp_path / "good.yaml"], timeout=60)

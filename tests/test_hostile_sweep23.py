@@ -138,12 +138,13 @@ deviceClasses:
 
 
 def test_a_classes_file_that_is_not_utf8_is_named_not_an_internal_error(tmp_path: Path) -> None:
-    """fix --classes-file naming a file that is not UTF-8 (a UTF-16 file an editor saved, or a binary one) stopped
-    with `internal error: UnicodeDecodeError` for it; now it is bad input named with its reason, and left as is."""
+    """fix --classes-file naming a file that is not UTF-8 (a Latin-1 file an editor saved, or a binary one) stopped
+    with `internal error: UnicodeDecodeError` for it; now it is bad input named with its reason, and left as is.
+    (UTF-16/32 with a byte-order mark is read, as a manifest is: test_hostile_sweep35_inputs.)"""
     (tmp_path / "pack.yaml").write_text(DEVICE_PACK)
     (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod").replace("nvidia.com/gpu", "y.example.com/dev"))
     classes = tmp_path / "classes.yaml"
-    classes.write_bytes("# DeviceClasses\n".encode("utf-16"))
+    classes.write_bytes("# DeviceClasses for the caf\xe9\n".encode("latin-1"))
     before = classes.read_bytes()
 
     code, out, err = run_dramigrate(
