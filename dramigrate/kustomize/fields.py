@@ -13,7 +13,7 @@ import yaml
 
 from dramigrate.findings import InputError
 from dramigrate.kustomize.graph import Kustomization, Patch, excessive_aliasing, under
-from dramigrate.limits import read_regular
+from dramigrate.limits import check_structure, read_regular
 from dramigrate.rules import RuleSet
 
 SECTIONS = ("limits", "requests")
@@ -39,11 +39,13 @@ def _compose_all(text: str) -> list[yaml.Node]:
     """The patch's documents; InputError for one whose aliases expand to nearly all it holds (a YAML alias bomb),
     which the walk for device fields would follow copy by copy (2^29 of them in a 35-line patch)."""
     try:
+        check_structure("", text)  # hundreds of nested collections, which the composer recurses into: named
+    except InputError as exc:
+        raise InputError(f"values {exc.message}, and nothing of its graph is written") from exc
+    try:
         nodes = [n for n in yaml.compose_all(text, Loader=yaml.SafeLoader) if n is not None]
     except yaml.YAMLError:
         return []
-    except RecursionError as exc:  # thousands of nested collections: named, as the run goes on
-        raise InputError("values nested too deeply to read: not read, and nothing of its graph is written") from exc
     if "*" in text and any(excessive_aliasing(n) for n in nodes):
         raise InputError(
             "aliases that expand to nearly every value of it (a YAML alias bomb): not read, and nothing of its "
