@@ -519,7 +519,9 @@ def test_a_configurations_file_that_is_an_alias_bomb_is_named_in_seconds(tmp_pat
 def test_a_kustomize_patch_nested_too_deeply_is_named_and_the_run_goes_on(tmp_path: Path, words: str) -> None:
     """A patch file of 600 nested lists ended the whole run in `internal error: RecursionError` (no file named, the
     good files beside it not checked): the kustomize scan, which runs before any file, composed it whole to look for
-    device fields. It is now named (not read), and the run goes on."""
+    device fields. It is now named (not read), and the run goes on; so is one holding no device word, which could be
+    JSON6902 operations copying a map into limits (whether 600 levels raised the RecursionError depended on the stack
+    the run had, so the test passed alone and failed in CI: they are past the nesting limit every file has)."""
     from dramigrate.kustomize.scan import patch_findings, scan
 
     (tmp_path / "base").mkdir()
@@ -533,4 +535,4 @@ def test_a_kustomize_patch_nested_too_deeply_is_named_and_the_run_goes_on(tmp_pa
     found = patch_findings(scan([str(p.resolve()) for p in tmp_path.rglob("*.yaml")], rules), rules)
 
     said = [(f.rule, Path(f.file).name) for f in found]
-    assert said == ([("kustomize-unproven", "deep.yaml")] if "gpu" in words else []), found
+    assert said == [("kustomize-unproven", "deep.yaml")], found

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
-from dramigrate.limits import file_type, is_regular, nodes_upto, read_regular, repeated_key
+from dramigrate.limits import check_structure, file_type, is_regular, nodes_upto, read_regular, repeated_key
 from dramigrate.sources import GIT_ABOVE, KUSTOMIZATION_NAMES, SKIP_DIRS, Walked, git_above, leaves_folder, walk
 
 NAMES = KUSTOMIZATION_NAMES
@@ -55,8 +55,11 @@ class Patch:
         if self.key == "patchesStrategicMerge":
             return False
         try:
+            check_structure("", self.text)
             data = yaml.safe_load(self.text)
-        except (yaml.YAMLError, RecursionError):  # nested too deeply: fields._compose_all names it
+        except InputError:  # nested past the limit: operations it may hold are unread, which fields._compose_all says
+            return True
+        except yaml.YAMLError:
             return False
         return isinstance(data, list)
 
