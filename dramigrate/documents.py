@@ -451,67 +451,67 @@ def _refuse_tagged_keys(path: str, doc: Document, shift: int) -> None:
     unseen (a gate passed a pod asking for a GPU). No manifest needs one; the tag is named at its line. The same for
     a `!!binary` key, which ruamel reads as bytes and the API server as its decoded text, and a `!!binary` kind or
     apiVersion (ruamel's bytes are no kind dramigrate knows: a Pod asking for a GPU was an unknown-kind warning), and
-    a `!!set` mapping (_refuse_set)."""
+    a `!!set` mapping (_SET); each named at its line (_refusal)."""
     stack = [doc.data]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
             for key, value in node.items():
                 if type(key).__name__ == "TaggedScalar":
-                    line, column = node.lc.key(key) if hasattr(node, "lc") else (shift, -1)
                     tag = str(key.tag)
                     core = tag.startswith("tag:yaml.org,2002:")
                     said = "!!" + tag.removeprefix("tag:yaml.org,2002:") if core else tag
                     reads = "reads as the plain key" if core else "refuses on a key"
-                    raise InputError(
+                    raise _refusal(
                         f"the key {key.value!r} is written with the tag {said}, which the API server {reads} and "
                         "dramigrate does not read through; not processed: write the key without its tag",
                         path,
-                        doc.start_line + max(line - shift, 0),
-                        column + 1,
+                        doc,
+                        shift,
+                        node.lc.key(key) if hasattr(node, "lc") else (shift, -1),
                     )
                 if isinstance(key, bytes):  # `!!binary bGltaXRz:`, which go-yaml decodes to the key `limits`
-                    line, column = node.lc.key(key) if hasattr(node, "lc") else (shift, -1)
-                    text = key.decode("utf-8", "replace")
-                    raise InputError(
-                        f"the key {text!r} is written as !!binary, which the API server reads as the plain key and "
-                        "dramigrate does not read through; not processed: write the key as text",
+                    raise _refusal(
+                        f"the key {key.decode('utf-8', 'replace')!r} is written as !!binary, which the API server "
+                        "reads as the plain key and dramigrate does not read through; not processed: write the key "
+                        "as text",
                         path,
-                        doc.start_line + max(line - shift, 0),
-                        column + 1,
+                        doc,
+                        shift,
+                        node.lc.key(key) if hasattr(node, "lc") else (shift, -1),
                     )
                 if isinstance(value, AbstractSet):
-                    _refuse_set(path, doc, shift, node.lc.value(key) if hasattr(node, "lc") else (shift, -1))
+                    raise _refusal(_SET, path, doc, shift, node.lc.value(key) if hasattr(node, "lc") else (shift, -1))
                 if isinstance(value, bytes) and key in ("kind", "apiVersion"):  # `kind: !!binary UG9k` is a Pod
-                    line, column = node.lc.value(key) if hasattr(node, "lc") else (shift, -1)
-                    text = value.decode("utf-8", "replace")
-                    raise InputError(
-                        f"{key} {text!r} is written as !!binary, which the API server reads as the plain text and "
-                        "dramigrate does not read through; not processed: write it as text",
+                    raise _refusal(
+                        f"{key} {value.decode('utf-8', 'replace')!r} is written as !!binary, which the API server "
+                        "reads as the plain text and dramigrate does not read through; not processed: write it as text",
                         path,
-                        doc.start_line + max(line - shift, 0),
-                        column + 1,
+                        doc,
+                        shift,
+                        node.lc.value(key) if hasattr(node, "lc") else (shift, -1),
                     )
                 stack.append(value)
         elif isinstance(node, list):
             for i, item in enumerate(node):
                 if isinstance(item, AbstractSet):
-                    _refuse_set(path, doc, shift, node.lc.item(i) if hasattr(node, "lc") else (shift, -1))
+                    raise _refusal(_SET, path, doc, shift, node.lc.item(i) if hasattr(node, "lc") else (shift, -1))
             stack.extend(node)
         elif isinstance(node, AbstractSet) and node is doc.data:
-            _refuse_set(path, doc, shift, (shift, -1))
+            raise _refusal(_SET, path, doc, shift, (shift, -1))
 
 
-def _refuse_set(path: str, doc: Document, shift: int, at: tuple[int, int]) -> None:
-    """A mapping tagged `!!set`: go-yaml (the API server) reads its keys and their values, ruamel a set of its keys
-    alone (`limits: !!set {nvidia.com/gpu: 2}` is 2 GPUs that no look-up found)."""
-    raise InputError(
-        "a mapping tagged !!set, which the API server reads as a mapping with its values and dramigrate as a set of "
-        "its keys; not processed: write the mapping without the tag",
-        path,
-        doc.start_line + max(at[0] - shift, 0),
-        at[1] + 1,
-    )
+# A mapping tagged `!!set`: go-yaml (the API server) reads its keys and their values, ruamel a set of its keys alone
+# (`limits: !!set {nvidia.com/gpu: 2}` is 2 GPUs that no look-up found).
+_SET = (
+    "a mapping tagged !!set, which the API server reads as a mapping with its values and dramigrate as a set of its "
+    "keys; not processed: write the mapping without the tag"
+)
+
+
+def _refusal(message: str, path: str, doc: Document, shift: int, at: tuple[int, int]) -> InputError:
+    """message at `at`, ruamel's (line, column) in the text parsed, which starts shift lines above the document."""
+    return InputError(message, path, doc.start_line + max(at[0] - shift, 0), at[1] + 1)
 
 
 def _check_round_trip_values(path: str, doc: Document, prefix: str) -> None:
