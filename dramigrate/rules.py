@@ -371,13 +371,18 @@ def read_rule_file(path: Path, shipped: bool = False) -> dict[str, Any]:
                 "thousand); not read (limit on values)",
                 str(path),
             )
-        data = yaml.load(text, Loader=_LOADER)
+        loader = _LOADER(text)  # one parse: the data, and the nodes that say where a key is set twice
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
         if not expands_within(data, MAX_RULE_FILE_VALUES):  # the schema's messages quote values, aliases expanded
             raise InputError(
                 f"rules file expands to more than {MAX_RULE_FILE_VALUES:,} values (YAML alias bomb?); not read",
                 str(path),
             )
-        if not shipped and (twice := repeated_key(yaml.compose(text, Loader=_LOADER))) is not None:
+        if not shipped and node is not None and (twice := repeated_key(node)) is not None:
             raise InputError(
                 f"rules file sets `{twice.value}` twice in one mapping (the last one wins, and a reviewer reads the "
                 "first); keep one",

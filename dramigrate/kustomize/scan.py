@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.fields import (
@@ -212,12 +213,7 @@ def _unit(
                         "kustomize-device-field",
                     )
                 )
-        try:
-            keyed = written_keys_fields(node)
-        except InputError as exc:  # an alias bomb in a configurations file: named, never expanded
-            what = f"a configurations file of {out.display(node.file)} holds {exc.message}"
-            unit.blockers.append(Blocker(node.file, node.line_of("configurations"), what))
-            keyed = []
+        keyed = _unless_bomb(unit, out, node, "configurations", "a configurations file", written_keys_fields, node)
         for file, f in keyed:
             unit.blockers.append(
                 Blocker(
@@ -228,12 +224,17 @@ def _unit(
                     "kustomize-device-field",
                 )
             )
-        try:
-            written = transformer_fields(node, _transformer_texts(graph, node), rules)
-        except InputError as exc:  # an alias bomb in a transformer's configuration: named, never expanded
-            what = f"a transformer of {out.display(node.file)} holds {exc.message}"
-            unit.blockers.append(Blocker(node.file, node.line_of("transformers"), what))
-            written = []
+        written = _unless_bomb(
+            unit,
+            out,
+            node,
+            "transformers",
+            "a transformer",
+            transformer_fields,
+            node,
+            _transformer_texts(graph, node),
+            rules,
+        )
         for file, f in written:
             unit.blockers.append(
                 Blocker(
@@ -244,12 +245,7 @@ def _unit(
                     "kustomize-device-field",
                 )
             )
-        try:
-            replaced = replacement_fields(node, rules)
-        except InputError as exc:  # an alias bomb in a replacements file: named, never expanded
-            what = f"a replacements file of {out.display(node.file)} holds {exc.message}"
-            unit.blockers.append(Blocker(node.file, node.line_of("replacements"), what))
-            replaced = []
+        replaced = _unless_bomb(unit, out, node, "replacements", "a replacements file", replacement_fields, node, rules)
         for f in replaced:
             unit.blockers.append(
                 Blocker(
@@ -414,6 +410,23 @@ def _unit(
         where = str(exc) if isinstance(exc, InputError) else f"{out.display(path)}: {type(exc).__name__}"
         unit.blockers.append(Blocker(path, 1, f"a kustomization under the paths is broken ({where}); nothing written"))
     return unit
+
+
+T = TypeVar("T")
+
+
+def _unless_bomb(
+    unit: Unit, out: Scan, node: Kustomization, key: str, what: str, read: Callable[..., list[T]], *args: Any
+) -> list[T]:
+    """read(*args)'s device fields of the kustomization's `key` entry; none when what it reads holds an alias bomb
+    (InputError), which is named at that entry as a blocker, never expanded."""
+    try:
+        return read(*args)
+    except InputError as exc:
+        unit.blockers.append(
+            Blocker(node.file, node.line_of(key), f"{what} of {out.display(node.file)} holds {exc.message}")
+        )
+        return []
 
 
 def _transformer_texts(graph: Graph, k: Kustomization) -> list[tuple[Path, int, str]]:
