@@ -1,3 +1,3 @@
-from dramigrate.cli import main
+from dramigrate.start import main
 
 main()

@@ -518,7 +518,7 @@ def lint(
     opts = _options(
         {"paths": paths, "exit_zero": exit_zero, "baseline": baseline, "write_baseline": write_baseline, **options}
     )
-    _guard(lambda: do_lint(opts, Severity(fail_on) if fail_on else None))
+    _guard(lambda: do_lint(opts, Severity(fail_on) if fail_on else None), stops_said=True)
 
 
 @app.command(
@@ -538,7 +538,7 @@ def diff(
     from dramigrate.commands import do_diff
 
     opts = _options({"paths": paths, "html": html, **options})
-    _guard(lambda: do_diff(opts, check))
+    _guard(lambda: do_diff(opts, check), stops_said=True)
 
 
 @app.command(
@@ -596,7 +596,7 @@ def fix(
             **options,
         }
     )
-    _guard(lambda: do_fix(opts))
+    _guard(lambda: do_fix(opts), stops_said=True)
 
 
 @app.command(
@@ -716,7 +716,13 @@ def rules_validate(
     _guard(lambda: do_rules_validate(files or []))
 
 
-def _guard(action: object) -> None:
+def _guard(action: object, stops_said: bool = False) -> None:
+    """Run a command: its bad input named (exit 2), a bug said in one line. From here the command handles stops
+    (stops_said: lint, diff and fix say them themselves, from commands.said_stops on), not dramigrate.start."""
+    if not stops_said:
+        from dramigrate import start
+
+        start.hand_over()
     try:
         code = action()  # type: ignore[operator]
         if sys.stdout is not None:
@@ -837,13 +843,15 @@ def _files_not_options(argv: list[str]) -> list[str]:
 
 
 def main() -> None:
+    from dramigrate import start
+
+    start.hold()  # a stop is said from here on (the console entry, dramigrate.start, holds them from its first line)
     _standard_output()
     argv = _files_not_options(sys.argv[1:])
     cut = argv.index("--") if "--" in argv else len(argv)
     # `--backup` takes an optional value: bare, it means the default suffix (a following path is not its value).
     sys.argv[1:] = [f"--backup={BACKUP_SUFFIX}" if a == "--backup" else a for a in argv[:cut]] + argv[cut:]
     prestart_for(sys.argv[1:])
-    _interrupt_ends_programs()
     try:
         app()
     except InputError as exc:  # standard output failed outside a command's _guard (--help, --version)
@@ -854,23 +862,6 @@ def main() -> None:
     except SystemExit as exc:
         _exit_without_teardown(exc)
         raise
-
-
-def _interrupt_ends_programs() -> None:
-    """Ctrl-C ends the programs dramigrate started (lifetime.end_programs: a kustomize build) at once, then raises
-    KeyboardInterrupt as Python's own handler does: the run's end waited for a build under way up to its 30 s time
-    limit. A SIGINT ignored already (a job started in the background) stays ignored."""
-    import signal
-
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _interrupt)
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    lifetime = sys.modules.get("dramigrate.lifetime")  # not imported yet: nothing started to end
-    if lifetime is not None:
-        lifetime.end_programs()
-    raise KeyboardInterrupt
 
 
 def prestart_for(argv: list[str]) -> None:

@@ -1040,15 +1040,16 @@ def said_stops(command: str, prepare: Callable[[], Any], finish: Callable[[Any],
     then 128 + the signal."""
     import threading
 
+    from dramigrate import start
     from dramigrate.lifetime import sigterm_raises, stop_code, stop_name
 
+    start.hand_over()
     with sigterm_raises() as outer:
         try:
             prepared = prepare()
         except KeyboardInterrupt as exc:
             stopped = outer.signal or stop_name(exc)
-            nothing = "no file was written" if command == "fix" else "nothing was written, no report made"
-            _err(f"dramigrate: stopped ({stopped}) before {command} wrote anything: {nothing}")
+            _err(start.stopped_before_writing(command, stopped))
             return stop_code(stopped)
         outer.quiet = threading.Event()  # from here a stop waits for the report of what was written
         code = finish(prepared)

@@ -1,0 +1,50 @@
+"""Session 36's operator and hostile-environment probes of lint, diff and fix (issue 11, items 1, 2, 5, 6): stops
+at any moment, faults of the disk and the tree between walk, read and write, a repository's own settings. Each
+case is the smallest input that showed its break, run in the test's process where the process boundary is not
+what is tested."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# The installed command's entry point, stopped the moment its imports reach typer (the bulk of the first 0.2 s).
+STOP_WHILE_IMPORTING = """
+import os, signal, sys
+from importlib.metadata import entry_points
+
+stop = getattr(signal, sys.argv[1])
+
+class StopAtTyper:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "typer":
+            os.kill(os.getpid(), stop)
+        return None
+
+sys.argv[1:] = ["lint", "."]
+sys.meta_path.insert(0, StopAtTyper)
+entry_points(group="console_scripts")["dramigrate"].load()()
+"""
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGINT"])
+def test_a_stop_while_dramigrate_imports_is_said(tmp_path: Path, name: str) -> None:
+    """A stop in the first 0.2 s (Python importing dramigrate's code) was silent: SIGTERM ended the process with a
+    shell's 143 and no word in a cancelled CI job's log, Ctrl-C printed a traceback of the module being imported.
+    It now says what stopped the run and that nothing was written, with 128 + the signal, as a later stop does."""
+    done = subprocess.run(
+        [sys.executable, "-c", STOP_WHILE_IMPORTING, name],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    shown = "Ctrl-C" if name == "SIGINT" else name
+    assert done.returncode == 128 + getattr(signal, name), (done.returncode, done.stderr)
+    assert f"dramigrate: stopped ({shown}) before lint wrote anything" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
