@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from dramigrate import engine
 from dramigrate.config import Settings
 from dramigrate.kustomize.graph import Loaded, load_many
+from dramigrate.lifetime import result
 from dramigrate.migrate import FileResult, Job
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
@@ -159,7 +160,7 @@ class Ahead:
             self.taken = len(jobs) - len(rest)
             out = []
             for done, (future, n) in enumerate(where, start=1):
-                out.append(future.result()[n])
+                out.append(result(future)[n])
                 if progress is not None:
                     progress(done, len(jobs))
             return out
@@ -182,7 +183,7 @@ class Ahead:
 
 def _result(future: Future[list[FileResult]], n: int) -> FileResult | None:
     try:
-        return future.result()[n]
+        return result(future)[n]
     except (CancelledError, BrokenExecutor):
         return None
 

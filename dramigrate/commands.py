@@ -1226,7 +1226,7 @@ def _write_files(
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from dramigrate.lifetime import stop_name
+    from dramigrate.lifetime import result, stop_name
     from dramigrate.writer import failure_text, write_atomic, write_group
 
     same_file: dict[str, list[tuple[Path, Any]]] = {}
@@ -1268,7 +1268,7 @@ def _write_files(
             futures = [pool.submit(write_whole, graph, members) for graph, members in together.items()]
             futures += [pool.submit(write, group) for group in same_file.values()]
             for future in futures:
-                future.result()
+                result(future)  # in short waits: a stop given to a writing thread stops the writes not begun
     except KeyboardInterrupt as exc:  # a stop just before the wait began
         stopped.set()
         stop.signal = stop.signal or stop_name(exc)

@@ -31,11 +31,13 @@ import threading
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from concurrent.futures import Future
+
+T = TypeVar("T")
 
 _JANITOR = (
     "import os,shutil,signal,sys\n"
@@ -248,6 +250,22 @@ def as_completed(futures: Iterable[Future[Any]]) -> Iterator[Future[Any]]:
     while pending:
         done, pending = wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
         yield from done
+
+
+def settle(future: Future[Any]) -> None:
+    """Wait for future to be done (its result or its error), in short waits as as_completed: the kernel may give a
+    stop to the very thread doing the work (a render, a grep, a write), and the main thread, waiting on a lock
+    without a time limit, ran the stop's handler only once that work was done."""
+    from concurrent.futures import wait
+
+    while not future.done():
+        wait((future,), timeout=0.05)
+
+
+def result(future: Future[T]) -> T:
+    """future.result(), waited for as settle() waits: a stop is taken within 50 ms of coming."""
+    settle(future)
+    return future.result()
 
 
 def die_with_parent(parent: int) -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
 
+from dramigrate import lifetime
 from dramigrate.findings import InputError
 from dramigrate.limits import read_regular
 from dramigrate.rules import RuleSet
@@ -314,7 +315,7 @@ class Grep:
         try:
             out = Found(set(), set())
             for future in self._futures:
-                found = future.result()
+                found = lifetime.result(future)  # a stop given to a grep thread is taken at once
                 out.candidates |= found.candidates
                 out.needles |= found.needles
             return out

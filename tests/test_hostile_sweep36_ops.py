@@ -48,3 +48,40 @@ def test_a_stop_while_dramigrate_imports_is_said(tmp_path: Path, name: str) -> N
     assert done.returncode == 128 + getattr(signal, name), (done.returncode, done.stderr)
     assert f"dramigrate: stopped ({shown}) before lint wrote anything" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_stop_given_to_a_working_thread_is_taken_while_the_main_thread_waits() -> None:
+    """The kernel gives a stop sent to the process to any of its threads. When it went to a thread doing the run's
+    work (a Helm render, the grep pre-filter, a write of fix) while the main thread waited for that work's result
+    without a time limit, Python ran the stop's handler only once the work was done: a render to its time limit,
+    every write of fix (they stop starting new ones only once the stop is seen). lifetime.result, which those waits
+    use, takes the stop within its 50 ms step. The stop is given here by the working thread to itself."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dramigrate.lifetime import Stopped, result, sigterm_raises
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers run in the main thread only")
+    release = threading.Event()
+
+    def work() -> str:
+        time.sleep(0.2)  # the main thread waits by now
+        signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+        release.wait(3)  # the work going on
+        return "done"
+
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    pool = ThreadPoolExecutor(max_workers=1)
+    started = time.monotonic()
+    try:
+        with pytest.raises(Stopped), sigterm_raises():
+            result(pool.submit(work))
+        took = time.monotonic() - started
+    finally:
+        release.set()
+        pool.shutdown()
+        for signum, handler in handlers.items():  # a stop leaves them ignored, for the rest of the run
+            signal.signal(signum, handler)
+    assert took < 2, f"the stop was taken {took:.1f} s after it came"

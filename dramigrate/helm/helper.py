@@ -68,6 +68,7 @@ from dramigrate.helm.templatelines import (
 from dramigrate.helm.tolerationedits import _dump_list, given_tolerations, tolerated_define, untolerated_only
 from dramigrate.helm.tolerationedits import _merge_tolerations as _merge_list
 from dramigrate.helm.values import get_path
+from dramigrate.lifetime import result
 from dramigrate.rules import RuleSet
 
 MARKER = "dramigrate-helper-line-"
@@ -2320,7 +2321,7 @@ def marked_render(
             future.set_result(_marked_render(root, work, options, rules))
         except BaseException as exc:  # raised where the render is asked for
             future.set_exception(exc)
-    return future.result()
+    return result(future)
 
 
 def start_marked_render(root: Path, work: Any, options: Any, rules: RuleSet) -> None:

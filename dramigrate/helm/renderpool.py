@@ -16,6 +16,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, TypeVar
 
+from dramigrate import lifetime
 from dramigrate.config import Settings
 from dramigrate.memo import per_run, remember
 from dramigrate.rules import RuleSet
@@ -270,7 +271,7 @@ def _taken(root: Path, options: Any) -> Render | None:
         return None
     with CACHE[-1].lock:
         future = CACHE[-1].started.pop((str(root), key), None)
-    return None if future is None else future.result()
+    return None if future is None else lifetime.result(future)
 
 
 class Again:
@@ -340,7 +341,7 @@ def _again(cache: RunCache, root: Path, options: Any, key: tuple[Any, ...]) -> R
         cache.claimed.add(key)
     if mine:
         _settle(future, root, options, _after(cache, key))
-    return future.result()
+    return lifetime.result(future)
 
 
 def _after(cache: RunCache, key: tuple[Any, ...]) -> float:
@@ -493,6 +494,7 @@ def render_each(calls: list[Callable[[], _T]]) -> Iterator[_T]:
     futures = [render_pool().submit(call) for call in calls]
     try:
         for future in futures:
+            lifetime.settle(future)
             exception = future.exception()
             if exception is not None:
                 raise exception

@@ -378,9 +378,8 @@ def _run(
         sources = value_sources(root, outcome.display, copts, base_options)
         return uses, sources, probe(root, copts, sources, uses, rules, work) if uses else []
 
-    from concurrent.futures import wait
-
     from dramigrate.helm.sandbox import prestart_another
+    from dramigrate.lifetime import result, settle
 
     # the probe renders on two workers from its start: a slow render holds up none else (a run with --helm-binary
     # renders with that binary, on no worker); so does a fix of a chart whose render asks for devices and whose renders
@@ -413,10 +412,10 @@ def _run(
         findings.extend(mapped_repeated_keys(base.stream, root, outcome.display))
         findings.extend(cluster_gated(root, outcome.display, findings, rules))
     except BaseException:
-        wait([probing])  # this error came first, as when the probe ran after it; the probe's own is dropped
+        settle(probing)  # this error came first, as when the probe ran after it; the probe's own is dropped
         raise
     outcome.findings = findings
-    base_uses, sources, relations = probing.result()
+    base_uses, sources, relations = result(probing)
     if base_uses:
         attach_values(findings, relations, sources, root, outcome.display)
         attach_label_values(findings, base.stream, rules, sources)
