@@ -37,10 +37,6 @@ CHUNK = 16  # files a worker takes at once: small enough that both stay busy to 
 KUSTOMIZATION_CHUNK = 32  # kustomizations a worker loads at once (each is a few hundred bytes)
 
 
-def _run_chunk(jobs: list[Job]) -> list[FileResult]:
-    return [engine._run(j) for j in jobs]
-
-
 class Ahead:
     def __init__(self, rules: RuleSet, settings: Settings, target: Target, fix: bool = False) -> None:
         self.rules, self.settings, self.target, self.fix = rules, settings, target, fix
@@ -105,7 +101,7 @@ class Ahead:
             try:
                 for i in range(0, len(paths), CHUNK):
                     part = paths[i : i + CHUNK]
-                    future = self.pool.submit(_run_chunk, [Job(p, None, self.fix) for p in part])
+                    future = self.pool.submit(engine.run_chunk, [Job(p, None, self.fix) for p in part])
                     self._guessed.update((p, (future, n)) for n, p in enumerate(part))
             except (RuntimeError, BrokenExecutor):
                 pass  # not ahead then: results() runs them
@@ -136,7 +132,7 @@ class Ahead:
             if self.pool is None:
                 return None
             try:
-                future = self.pool.submit(_run_chunk, [job])
+                future = self.pool.submit(engine.run_chunk, [job])
             except (RuntimeError, BrokenExecutor):
                 return None
         return functools.partial(_result, future, 0)
@@ -153,7 +149,7 @@ class Ahead:
             rest = [j for j in jobs if not _same(j, guessed.get(j.path), self.fix)]
             chunks: dict[int, tuple[Future[list[FileResult]], int]] = {}
             for i in range(0, len(rest), CHUNK):
-                future = self.pool.submit(_run_chunk, rest[i : i + CHUNK])
+                future = self.pool.submit(engine.run_chunk, rest[i : i + CHUNK])
                 chunks.update((id(j), (future, n)) for n, j in enumerate(rest[i : i + CHUNK]))
             for j in jobs:
                 where.append(chunks[id(j)] if id(j) in chunks else guessed[j.path])

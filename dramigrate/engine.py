@@ -15,7 +15,7 @@ from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize import Scan, patch_findings, scan
 from dramigrate.kustomize.graph import NAMES as KUSTOMIZATION_NAMES
 from dramigrate.kustomize.graph import under
-from dramigrate.lifetime import die_with_parent, ignore_stops, release_signals, signals_held, watch_workers
+from dramigrate.lifetime import die_with_parent, ignore_stops, release_signals, result, signals_held, watch_workers
 from dramigrate.limits import is_regular
 from dramigrate.migrate import FileResult, Job, failed_file, run_file
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
@@ -71,6 +71,11 @@ def _as_walked(r: FileResult, resolved: str | None) -> FileResult:
 def _run(job: Job) -> FileResult:
     assert _worker is not None
     return run_file(job, *_worker)
+
+
+def run_chunk(jobs: list[Job]) -> list[FileResult]:
+    """What a worker does with a chunk of the jobs."""
+    return [_run(j) for j in jobs]
 
 
 def run(
@@ -257,7 +262,10 @@ def _in_pool(
     chunk = max(1, min(32, len(jobs) // (workers * 8)))
     try:
         with pool:
-            return _collect(pool.map(_run, jobs, chunksize=chunk), len(jobs), progress)
+            # each chunk waited for in short waits (lifetime.result): a stop the kernel gives to another thread (a
+            # kustomize build's, a render's) is taken at once, not once every chunk is done
+            futures = [pool.submit(run_chunk, jobs[i : i + chunk]) for i in range(0, len(jobs), chunk)]
+            return _collect((r for f in futures for r in result(f)), len(jobs), progress)
     except BrokenProcessPool:
         return None
     finally:
