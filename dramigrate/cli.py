@@ -769,6 +769,36 @@ class _StandardOutput(io.FileIO):
             raise InputError(f"cannot write to standard output: {exc.strerror or exc}") from None
 
 
+class _StandardError(io.FileIO):
+    """Standard error's file: a write it no longer takes (EIO once the terminal or ssh session closed, EPIPE) is
+    dropped, as is all that follows, since there is nowhere left to say anything; the exit code still says how the
+    run ended. A failed write raised instead where it happened: the progress bar's last line, after a hangup (SIGHUP)
+    during a run, turned the stop into an internal error, whose own message failed too, so the run ended in a
+    traceback with exit 1, as if it had findings, instead of 129."""
+
+    failed = False
+
+    def write(self, data: Any) -> int:
+        if not self.failed:
+            try:
+                return super().write(data)
+            except OSError:
+                self.failed = True
+        return len(data)
+
+
+def _standard_error() -> None:
+    """sys.stderr over _StandardError, unbuffered as Python's own, with the encoding and error handling it had."""
+    try:
+        fd = sys.stderr.fileno()
+        encoding, errors, lines = sys.stderr.encoding, sys.stderr.errors, sys.stderr.line_buffering
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):
+        return  # no standard error, or one a caller replaced
+    raw = _StandardError(fd, "w", closefd=False)
+    sys.stderr = io.TextIOWrapper(raw, encoding=encoding, errors=errors, line_buffering=lines, write_through=True)  # type: ignore[arg-type]
+
+
 def _standard_output() -> None:
     """Standard output carries the reports and YAML, UTF-8 by their specs: it is written as UTF-8 whatever the
     locale says (PYTHONIOENCODING=ascii ended a run over a file named café.yaml with an internal error), and a
@@ -776,6 +806,7 @@ def _standard_output() -> None:
     no file dramigrate opens takes descriptor 0, 1 or 2 (a child process would write its output into it); a report
     for a closed standard output is named as not written."""
     closed = _reopen_closed_streams()
+    _standard_error()
     if 1 in closed:
         raw = _StandardOutput(1, "w", closefd=False)
         raw.gone = "it was closed when dramigrate started (>&-); nothing of the report was written"

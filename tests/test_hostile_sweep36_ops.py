@@ -5,6 +5,7 @@ what is tested."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -85,3 +86,27 @@ def test_a_stop_given_to_a_working_thread_is_taken_while_the_main_thread_waits()
         for signum, handler in handlers.items():  # a stop leaves them ignored, for the rest of the run
             signal.signal(signum, handler)
     assert took < 2, f"the stop was taken {took:.1f} s after it came"
+
+
+def test_a_standard_error_gone_with_its_terminal_leaves_the_exit_code_as_it_was(tmp_path: Path) -> None:
+    """Once the terminal or ssh session closes, writes to standard error fail with EIO. The first line written
+    there raised: diff's list of files with bad input turned exit 2 into 1 (a traceback nobody saw), and after a
+    hangup during a run the progress bar's last line turned the stop (129) into an internal error and exit 1, as if
+    the run had findings. Standard error now drops what it no longer takes."""
+    from conftest import dramigrate_executable
+
+    (tmp_path / "bad.yaml").write_text("kind: Pod\nspec: {containers: [{resources: {limits: {nvidia.com/gpu: 1}}}]\n")
+    master, slave = os.openpty()
+    os.close(master)  # the terminal is gone: writing to its other end fails with EIO
+    try:
+        done = subprocess.run(
+            [dramigrate_executable(), "diff", "bad.yaml"],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            timeout=60,
+        )
+    finally:
+        os.close(slave)
+    assert done.returncode == 2, done.returncode
