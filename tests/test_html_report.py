@@ -53,12 +53,17 @@ spec:
 """
 
 
+# a name a contribution chooses: a workflow command at the start of a line for a CI job that prints the report
+LINE_BREAK_NAME = "a\n::error file=x::pwned.yaml"
+
+
 @pytest.fixture(scope="module")
 def report(run_cli: RunCli, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One `diff --html` run over the example manifests and a file with markup in its name and text."""
     work = tmp_path_factory.mktemp("html")
     shutil.copytree(REPO / "examples" / "manifests", work / "manifests")
     (work / "manifests" / WEIRD_NAME).write_text(WEIRD, encoding="utf-8")
+    (work / "manifests" / LINE_BREAK_NAME).write_text(WEIRD, encoding="utf-8")
     before = {p.name: p.read_bytes() for p in (work / "manifests").iterdir()}
     args = ["diff", "manifests", "--classes-file", "classes.yaml", "--format", "json", "--output", "report.json"]
     code, out, err = run_cli([*args, "--html", "out/report.html"], cwd=work)
@@ -79,6 +84,15 @@ def test_input_is_escaped_and_nothing_is_fetched(report: dict[str, Any]) -> None
     assert page.count("<script") == 1  # the report's own, allowed by hash in the CSP
     assert "http://" not in page and "https://" not in page and " src=" not in page.replace(" src=x", "")
     assert "default-src &#39;none&#39;" in page  # the CSP: no fetch of any kind
+
+
+def test_no_line_of_the_page_starts_with_a_line_of_input(report: dict[str, Any]) -> None:
+    """A file named `a<newline>::error file=x::pwned.yaml` was written into the page with its line break, so
+    `::error file=x::pwned.yaml` began a line of the HTML file: a workflow command for a CI job that prints or cats
+    the report. A line break of input is a character reference there (`&#10;`, the same text to a browser)."""
+    page = report["html"].read_text(encoding="utf-8")
+    assert "pwned.yaml" in page
+    assert [line for line in page.splitlines() if line.startswith("::")] == []
 
 
 @pytest.mark.parametrize(

@@ -186,10 +186,14 @@ def _csp_hash(text: str) -> str:
 def _shown(value: Any) -> Any:
     """Text from input as the page shows it: terminal escapes, other controls, bidirectional overrides and the bytes
     of names that are not UTF-8 as \\xNN or \\uNNNN (a name shown in another order than it is, or a bell, in a
-    review page), never the character itself; the page's own style and script (Markup) as they are."""
-    from markupsafe import Markup
+    review page), never the character itself; the page's own style and script (Markup) as they are. A line break
+    of input text is a character reference (`&#10;`, the same text to a browser): a file named `a\\n::error ...` put
+    `::error` at the start of a line of the HTML file, a workflow command for a CI job that prints the report."""
+    from markupsafe import Markup, escape
 
-    return plain(value) if isinstance(value, str) and not isinstance(value, Markup) else value
+    if not isinstance(value, str) or isinstance(value, Markup):
+        return value
+    return Markup(str(escape(plain(value))).replace("\n", "&#10;"))
 
 
 def render(doc: dict[str, Any], changes: list[FileChange], command: str, paths: list[str]) -> str:
