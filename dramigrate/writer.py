@@ -509,6 +509,7 @@ def write_group(files: list[tuple[Path, str | bytes, bytes | None]], options: Wr
     staged: list[_Staged] = []
     kept: dict[str, str] = {}  # target -> a hard link to (or copy of) its original while the renames run
     renamed: list[_Staged] = []
+    renaming: _Staged | None = None  # the file whose rename is under way
     try:
         for path, text, expected in files:
             staged.append(_stage(path, text, expected, opts))
@@ -517,12 +518,23 @@ def write_group(files: list[tuple[Path, str | bytes, bytes | None]], options: Wr
         if len(staged) > 1:  # a rename that fails after others (a folder made read-only meanwhile) undoes them
             kept.update((st.target, _keep(st.target, str(st.path))) for st in staged if st.before is not None)
         for st in staged:
+            renaming = st
             os.replace(st.tmp, st.target)
             renamed.append(st)
+            renaming = None
             _fsync_folder(os.path.dirname(st.target) or ".")
     except BaseException as exc:
-        # a rename done, then Ctrl-C or SIGTERM raised before it was counted: its temp file is gone, so it is undone too
-        renamed += [st for st in staged if st not in renamed and not os.path.exists(st.tmp)]
+        # a rename done, then Ctrl-C or SIGTERM raised before it was counted: its temp file is gone, so it is undone
+        # too. Only that one file's: a temp file also seems gone once its folder is swapped for a symlink (to a
+        # folder outside the tree holding a file of the same name), and every file staged was then "put back", a new
+        # one by removing the outside file, a replaced one by an internal error (KeyError) of the run
+        if (
+            renaming is not None
+            and renaming not in renamed
+            and isinstance(exc, KeyboardInterrupt)
+            and not os.path.exists(renaming.tmp)
+        ):
+            renamed.append(renaming)
         for st in staged:
             if os.path.exists(st.tmp):
                 os.unlink(st.tmp)
@@ -583,6 +595,9 @@ def _put_back(renamed: list[_Staged], kept: dict[str, str]) -> list[str]:
     for st in reversed(renamed):
         try:
             if st.before is None:
+                now = os.lstat(st.target)
+                if (now.st_dev, now.st_ino) != st.made:  # not the file made here (its folder swapped for a link)
+                    raise FileNotFoundError(st.target)
                 os.unlink(st.target)
             else:
                 os.replace(kept[st.target], st.target)
@@ -599,6 +614,7 @@ class _Staged:
     tmp: str  # its new content, synced, beside it
     before: os.stat_result | None
     expected: bytes | None
+    made: tuple[int, int] = (0, 0)  # the temp file's (device, inode): what a put-back may remove
 
 
 def _stage(path: Path, text: str | bytes, expected: bytes | None, opts: WriteOptions) -> _Staged:
@@ -613,6 +629,8 @@ def _stage(path: Path, text: str | bytes, expected: bytes | None, opts: WriteOpt
     staged = _Staged(path, target, tmp, before, expected)
     try:
         with os.fdopen(fd, "wb") as fh:
+            made = os.fstat(fh.fileno())
+            staged.made = (made.st_dev, made.st_ino)
             if before is not None:
                 _copy_attributes(fh.fileno(), target)  # before the data: +C takes only on an empty file
             fh.write(data)

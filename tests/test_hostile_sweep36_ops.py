@@ -110,3 +110,49 @@ def test_a_standard_error_gone_with_its_terminal_leaves_the_exit_code_as_it_was(
     finally:
         os.close(slave)
     assert done.returncode == 2, done.returncode
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_folder_swapped_for_a_link_while_fix_writes_loses_nothing_outside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, existing: bool
+) -> None:
+    """A folder of the tree replaced by a symlink to a folder outside it, holding files of the same names, once fix
+    made its temp file there (a concurrent job, or a contribution's script, between walk and write). The write is
+    refused, but its temp file then seemed gone (its path now led outside), so fix took it as renamed and put the
+    file "back": a new file (the classes file fix creates) by removing the file of that name outside the tree, a
+    rewritten one by an internal error (KeyError) that hid why it was not written. The outside folder is now left
+    as it was, and the refusal says why."""
+    from conftest import ONE_GPU_POD
+
+    from dramigrate import writer
+    from dramigrate.findings import InputError
+    from dramigrate.writer import WriteOptions, write_atomic
+
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    (tree / "k8s").mkdir(parents=True)
+    outside.mkdir()
+    text = ONE_GPU_POD.format(name="a")
+    (tree / "k8s" / "pod.yaml").write_text(text)
+    (outside / "pod.yaml").write_text(text)  # the same bytes: only its identity tells it apart
+    real = writer._create_temp
+
+    def swapped_after(folder: str, name: str, shown: str) -> tuple[int, str]:
+        made = real(folder, name, shown)
+        (tree / "k8s").rename(tree / "k8s.moved")
+        (tree / "k8s").symlink_to(outside, target_is_directory=True)
+        return made
+
+    monkeypatch.setattr(writer, "_create_temp", swapped_after)
+    if not existing:  # a new file: the folder held none of that name when fix looked
+        (tree / "k8s" / "pod.yaml").unlink()
+
+    with pytest.raises(InputError):
+        write_atomic(
+            tree / "k8s" / "pod.yaml",
+            "kind: ConfigMap\n",
+            expected=text.encode() if existing else None,
+            options=WriteOptions(roots=(tree,)),
+        )
+
+    assert (outside / "pod.yaml").read_text() == text
+    assert [p.name for p in outside.iterdir()] == ["pod.yaml"]
