@@ -1052,7 +1052,15 @@ def said_stops(command: str, prepare: Callable[[], Any], finish: Callable[[Any],
             _err(start.stopped_before_writing(command, stopped))
             return stop_code(stopped)
         outer.quiet = threading.Event()  # from here a stop waits for the report of what was written
-        code = finish(prepared)
+        try:
+            code = finish(prepared)
+        except InputError as exc:
+            if not outer.signal:
+                raise
+            # what failed after the stop came, most often for the same reason: standard output gone with the
+            # terminal (EIO after SIGHUP); the exit code is still the stop's, not bad input's 2
+            _err(f"dramigrate: stopped ({outer.signal}) as {command} ended: {exc}")
+            return stop_code(outer.signal)
         if outer.signal and code < 128:
             done = "the files listed as written are, each whole" if command == "fix" else "its reports are whole"
             _err(f"dramigrate: stopped ({outer.signal}) as {command} ended: {done}")

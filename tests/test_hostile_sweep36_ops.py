@@ -156,3 +156,29 @@ def test_a_folder_swapped_for_a_link_while_fix_writes_loses_nothing_outside(
 
     assert (outside / "pod.yaml").read_text() == text
     assert [p.name for p in outside.iterdir()] == ["pod.yaml"]
+
+
+def test_a_report_that_fails_after_a_hangup_ends_with_the_hangups_code() -> None:
+    """A terminal or ssh session that closes sends SIGHUP, then every write to it fails (EIO). When that came while
+    lint or diff wrote their report to standard output, the report's failure (bad input: exit 2, `cannot write to
+    standard output`) replaced the stop: a wrapper that restarts a run cut by a hangup (exit 129) took it for bad
+    input. The stop's code stands, and the failure is said with it."""
+    import threading
+
+    from dramigrate.commands import said_stops
+    from dramigrate.findings import InputError
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers run in the main thread only")
+
+    def report(_: object) -> int:
+        os.kill(os.getpid(), signal.SIGHUP)  # the terminal closed while the report was being written
+        raise InputError("cannot write to standard output: Input/output error")
+
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    try:
+        code = said_stops("lint", lambda: None, report)
+    finally:
+        for signum, handler in handlers.items():  # a stop leaves them ignored, for the rest of the run
+            signal.signal(signum, handler)
+    assert code == 128 + signal.SIGHUP
