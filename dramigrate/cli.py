@@ -884,7 +884,10 @@ def main() -> None:
     sys.argv[1:] = [f"--backup={BACKUP_SUFFIX}" if a == "--backup" else a for a in argv[:cut]] + argv[cut:]
     prestart_for(sys.argv[1:])
     try:
-        app()
+        try:
+            app()
+        finally:  # --help, --version, a usage error never reach a command's guard: the starting handler ends here
+            start.hand_over()
     except InputError as exc:  # standard output failed outside a command's _guard (--help, --version)
         print(f"dramigrate: {exc}", file=sys.stderr)
         stop = SystemExit(2)
