@@ -788,15 +788,23 @@ class _StandardError(io.FileIO):
 
 
 def _standard_error() -> None:
-    """sys.stderr over _StandardError, unbuffered as Python's own, with the encoding and error handling it had."""
+    """sys.stderr over _StandardError, buffered as Python's own was (line by line; not at all under
+    PYTHONUNBUFFERED), with the encoding and error handling it had."""
     try:
         fd = sys.stderr.fileno()
-        encoding, errors, lines = sys.stderr.encoding, sys.stderr.errors, sys.stderr.line_buffering
-        sys.stderr.flush()
+        old = sys.stderr
+        buffered = isinstance(old.buffer, io.BufferedWriter)
+        old.flush()
     except (AttributeError, OSError, ValueError):
         return  # no standard error, or one a caller replaced
     raw = _StandardError(fd, "w", closefd=False)
-    sys.stderr = io.TextIOWrapper(raw, encoding=encoding, errors=errors, line_buffering=lines, write_through=True)  # type: ignore[arg-type]
+    sys.stderr = io.TextIOWrapper(
+        io.BufferedWriter(raw) if buffered else raw,  # type: ignore[arg-type]
+        encoding=old.encoding,
+        errors=old.errors,
+        line_buffering=old.line_buffering,
+        write_through=old.write_through,
+    )
 
 
 def _standard_output() -> None:
