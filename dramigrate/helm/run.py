@@ -233,6 +233,27 @@ def run_chart(
     return outcome
 
 
+def _branch_runs(root: Path, options: Any, work: Workdir, rel: str, text: str) -> bool | None:
+    """Whether a copy of the chart whose template rel reads text fails with clustergated's mark (the branch made to
+    fail ran); None when the copy cannot be made."""
+    from dramigrate.helm.clustergated import _MARK
+    from dramigrate.helm.render import HelmError, render_chart
+    from dramigrate.helm.sandbox import private_copy
+
+    folder = work.path / f"gated-{len(list(work.path.glob('gated-*')))}"
+    folder.mkdir()
+    copy = private_copy(root, folder / (root.resolve().name or "chart"))
+    path = copy / rel
+    if not path.is_file() or path.is_symlink():
+        return None
+    path.write_text(text, encoding="utf-8")
+    try:
+        render_chart(copy, options)
+    except HelmError as exc:
+        return _MARK in str(exc)
+    return False
+
+
 def object_name(doc: dict[str, Any]) -> tuple[str, str]:
     """A rendered object's kind and name as a finding gives them (text, whatever the YAML holds: `kind: [Pod]`)."""
     metadata = doc.get("metadata")
@@ -411,7 +432,8 @@ def _run(
         for part in (base.stream, base.rest):
             findings.extend(mapped_secret_findings(part, root, outcome.display, rules))
         findings.extend(mapped_repeated_keys(base.stream, root, outcome.display))
-        findings.extend(cluster_gated(root, outcome.display, findings, rules))
+        runs = functools.partial(_branch_runs, root, base_options, work)
+        findings.extend(cluster_gated(root, outcome.display, findings, rules, copts.values_files, runs))
     except BaseException:
         wait([probing])  # this error came first, as when the probe ran after it; the probe's own is dropped
         raise

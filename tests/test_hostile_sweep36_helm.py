@@ -1,0 +1,126 @@
+"""Session 36's red team on Helm charts (issue 11): what session 35 left on this surface (cluster-gated requests
+reached through a define, a value or another branch; a chart file's bytes shown as digits), and new shapes. Each
+hostile chart is small and checked in-process."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+from conftest import chart_with
+
+from dramigrate.config import Settings
+from dramigrate.helm.outcome import ChartOptions, ChartOutcome
+from dramigrate.helm.run import run_chart
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+
+def _run(chart: Path, mode: str, options: ChartOptions | None = None) -> ChartOutcome:
+    return run_chart(chart, options or ChartOptions(), load_rules(), Settings(), Target.parse("1.34"), mode)
+
+
+POD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers:\n  - name: app\n    image: app:1\n"
+ON_CLUSTER = 'lookup "v1" "Namespace" "" "kube-system"'
+
+# each template asks for a GPU only where `helm template` cannot see it; the line named is where the request is reached
+GATED = {
+    # a define of _helpers.tpl writes the key, included under the gate
+    "helper.yaml": (
+        POD + f'    {{{{- if {ON_CLUSTER} }}}}\n    resources:\n      {{{{- include "g.res" . | nindent 6 }}}}\n'
+        "    {{- end }}\n",
+        11,
+    ),
+    # a values map written whole with toYaml under the gate
+    "values.yaml": (
+        POD
+        + "    {{- if .Release.IsUpgrade }}\n    resources: {{- toYaml .Values.res | nindent 6 }}\n    {{- end }}\n",
+        10,
+    ),
+    # a values string run through tpl under the gate
+    "tpl.yaml": (
+        POD + "    {{- if .Release.IsUpgrade }}\n    {{- tpl .Values.extra . | nindent 4 }}\n    {{- end }}\n",
+        10,
+    ),
+    # the key a dict names, under a gate read from a variable set by lookup
+    "variable.yaml": (
+        f"{{{{- $on := {ON_CLUSTER} }}}}\n"
+        + POD
+        + '    {{- if $on }}\n    resources: {{- dict "limits" (dict "nvidia.com/gpu" 1) | toYaml | nindent 6 }}\n'
+        "    {{- end }}\n",
+        11,
+    ),
+    # a gate read through a define that reads the cluster
+    "define.yaml": (
+        POD + '    {{- if include "g.onCluster" . }}\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n'
+        "    {{- end }}\n",
+        12,
+    ),
+    # a date: the branch renders from some day on
+    "clock.yaml": (
+        POD
+        + '    {{- if gt (now | date "2006" | atoi) 2026 }}\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n'
+        "    {{- end }}\n",
+        12,
+    ),
+}
+HELPERS = (
+    '{{- define "g.res" -}}\n{{ include "g.limits" . }}\n{{- end }}\n'
+    '{{- define "g.limits" -}}\nlimits:\n  nvidia.com/gpu: 2\n{{- end }}\n'
+    f'{{{{- define "g.onCluster" -}}}}{{{{ if {ON_CLUSTER} }}}}yes{{{{ end }}}}{{{{- end }}}}\n'
+)
+VALUES = "res:\n  limits:\n    nvidia.com/gpu: 1\nextra: |\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
+
+
+def _packed(name: str, template: str) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for rel, text in {
+            "Chart.yaml": f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n",
+            "templates/p.yaml": template,
+        }.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"{name}/{rel}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def test_cluster_gated_requests_reached_through_defines_values_variables_and_packed_subcharts(tmp_path: Path) -> None:
+    """Session 35 caught a cluster-gated request only as a literal key line of a template right under the gate: lint
+    exited 0 when the gate's branch reached the key through a `_helpers.tpl` define, a values map (`toYaml`), a
+    values string (`tpl`), a `dict`, or when the gate read the cluster through a variable, a define or the clock, or
+    sat in a packed subchart; each of these charts gives the pod a GPU on `helm install`. A request in the other
+    branch of a gate whose rendered branch asks for one was passed over as covered (fix then said the chart was
+    migrated, leaving 8 device-plugin GPUs for the cluster). A gate that is true here (jupyterhub's hook, whose
+    `lookup` is empty outside a cluster) is not named: its branch rendered."""
+    files = {f"templates/{name}": text for name, (text, _) in GATED.items()}
+    files |= {"templates/_helpers.tpl": HELPERS, "values.yaml": VALUES}
+    files["templates/other.yaml"] = (
+        POD.format(name="other") + f"    resources:\n      limits:\n    {{{{- if {ON_CLUSTER} }}}}\n"
+        "        nvidia.com/gpu: 8\n    {{- else }}\n        nvidia.com/gpu: 1\n    {{- end }}\n"
+    )
+    files["templates/runs.yaml"] = (
+        POD.format(name="runs")
+        + f"    {{{{- if not ({ON_CLUSTER}) }}}}\n    resources: {{{{- toYaml .Values.res | nindent 6 }}}}\n"
+        "    {{- end }}\n"
+    )
+    files = {k: v.replace("{name}", Path(k).stem) for k, v in files.items()}
+    chart = chart_with(tmp_path, "g", files)
+    (chart / "charts").mkdir()
+    sub = (
+        POD.format(name="sub")
+        + f"    {{{{- if {ON_CLUSTER} }}}}\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
+        + "    {{- end }}\n"
+    )
+    (chart / "charts" / "sub-0.1.0.tgz").write_bytes(_packed("sub", sub))
+
+    outcome = _run(chart, "lint")
+
+    gated = {(f.file.rsplit("/", 1)[-1], f.line) for f in outcome.findings if "only on a cluster" in f.message}
+    wanted = {(name, line) for name, (_, line) in GATED.items()} | {("other.yaml", 12), ("p.yaml", 12)}
+    assert wanted <= gated, sorted(wanted - gated)
+    assert not {name for name, _ in gated} - {name for name, _ in wanted}, gated
+    served = [f for f in outcome.findings if f.file.endswith("runs.yaml")]
+    assert [f.name for f in served if f.rule == "legacy-device-request"] == ["runs"]
