@@ -5,6 +5,7 @@ hostile chart is small and checked in-process."""
 from __future__ import annotations
 
 import io
+import json
 import tarfile
 from pathlib import Path
 
@@ -124,3 +125,45 @@ def test_cluster_gated_requests_reached_through_defines_values_variables_and_pac
     assert not {name for name, _ in gated} - {name for name, _ in wanted}, gated
     served = [f for f in outcome.findings if f.file.endswith("runs.yaml")]
     assert [f.name for f in served if f.rule == "legacy-device-request"] == ["runs"]
+
+
+def _shown(outcome: ChartOutcome) -> str:
+    """Everything a report of the outcome can print: its findings in JSON, the claim templates, its messages."""
+    parts = [json.dumps([f.to_json() for f in outcome.findings]), json.dumps(outcome.templates)]
+    return "\n".join([*parts, outcome.manual, outcome.left, outcome.usage, str(outcome.error or "")])
+
+
+# a pod named from a chart file's bytes, one decimal number a byte, and a device count that is one of them
+BYTES_POD = """\
+{{- $b := printf "%v" (.Files.GetBytes "gha-creds-1.json") | trimAll "[]" | replace " " "-" }}
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p-{{ $b }}
+spec:
+  containers:
+  - name: c-{{ $b }}
+    image: app:1
+    resources:
+      limits:
+        nvidia.com/gpu: {{ index (.Files.GetBytes "gha-creds-1.json") 0 }}
+        amd.com/gpu: {{ .Values.fpgas }}
+"""
+
+
+def test_a_chart_file_shown_as_numbers_is_hidden(tmp_path: Path) -> None:
+    """Words of a chart file were hidden from every report, numbers never: a template writing a pod's and a
+    container's name from `printf "%v" (.Files.GetBytes "gha-creds-1.json")` showed the file one decimal number a
+    byte (`Pod/p-121-97-50-57-90`), and a count `index (.Files.GetBytes ...) 0` showed its first byte. A value that
+    changes when the chart's data files change is now hidden, numbers too; a count from values is still shown."""
+    chart = chart_with(tmp_path, "ws", {"values.yaml": "fpgas: 3\n", "templates/pod.yaml": BYTES_POD})
+    (chart / "gha-creds-1.json").write_text("ya29Z")
+    secret = "-".join(str(b) for b in b"ya29Z")
+
+    outcome = _run(chart, "lint")
+
+    shown = _shown(outcome)
+    assert secret not in shown and "97-50" not in shown
+    counts = [f.message for f in outcome.findings if f.rule == "legacy-device-request"]
+    assert counts and not [m for m in counts if "gpu: 121" in m or " 121 " in m], counts
+    assert any("amd.com/gpu: 3 " in m for m in counts), counts

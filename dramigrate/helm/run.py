@@ -262,6 +262,7 @@ def object_name(doc: dict[str, Any]) -> tuple[str, str]:
 
 def _hide_data(outcome: ChartOutcome, copts: ChartOptions) -> None:
     """The outcome's findings and messages with what a template rendered from a chart file hidden (sandbox.py)."""
+    from dramigrate.helm.filedata import varied_by_files
     from dramigrate.helm.sandbox import hide_finding_data, hide_texts
 
     root = outcome.root or outcome.chart
@@ -273,7 +274,8 @@ def _hide_data(outcome: ChartOutcome, copts: ChartOptions) -> None:
     objects: list[Any] = []
     with contextlib.suppress(InputError, yaml.YAMLError, RecursionError):  # the core read this render
         objects = [d for d in load_all(outcome.rendered) if isinstance(d, dict) and object_name(d) in named]
-    texts = hide_finding_data(outcome.findings, outcome.templates, root, "\n".join(given), objects)
+    varied = varied_by_files(root, copts.render(), objects) if objects else frozenset()
+    texts = hide_finding_data(outcome.findings, outcome.templates, root, "\n".join(given), objects, varied)
     for name in ("manual", "left", "usage"):
         setattr(outcome, name, hide_texts(getattr(outcome, name), texts))
 
