@@ -167,3 +167,25 @@ def test_a_chart_file_shown_as_numbers_is_hidden(tmp_path: Path) -> None:
     counts = [f.message for f in outcome.findings if f.rule == "legacy-device-request"]
     assert counts and not [m for m in counts if "gpu: 121" in m or " 121 " in m], counts
     assert any("amd.com/gpu: 3 " in m for m in counts), counts
+
+
+def test_a_subchart_held_twice_whose_packed_copy_asks_for_a_gpu_fails_lint(tmp_path: Path) -> None:
+    """charts/ holding a subchart unpacked (no device) and packed (a GPU pod), of one name and version: Helm renders
+    one copy or the other at random, so lint exited 0 on the runs whose render took the folder while `helm install`
+    may take the archive (fix already refused such a chart). The copy that asks for a device is now named."""
+    sub = {"Chart.yaml": "apiVersion: v2\nname: gsub\nversion: 0.1.0\n", "templates/p.yaml": POD.format(name="sub")}
+    chart = chart_with(tmp_path, "tw", {})
+    (chart / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: tw\nversion: 0.1.0\ndependencies:\n- name: gsub\n  version: 0.1.0\n"
+    )
+    folder = chart / "charts" / "gsub" / "templates"
+    folder.mkdir(parents=True)
+    (folder.parent / "Chart.yaml").write_text(sub["Chart.yaml"])
+    (folder / "p.yaml").write_text(sub["templates/p.yaml"])
+    gpu = sub["templates/p.yaml"] + "    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
+    (chart / "charts" / "gsub-0.1.0.tgz").write_bytes(_packed("gsub", gpu))
+
+    outcome = _run(chart, "lint")
+
+    named = [f for f in outcome.findings if f.rule == "legacy-device-request" and f.file.endswith(".tgz")]
+    assert named and named[0].resource == "nvidia.com/gpu", outcome.findings

@@ -137,7 +137,7 @@ from dramigrate.helm.renderpool import (
 from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_name, with_line_ends
 from dramigrate.helm.sharedlibrary import library_safe, others_unchanged, shared
 from dramigrate.helm.switchname import OWN, build_beside, switch_key
-from dramigrate.helm.twins import Twin, archive_writes, random_twin
+from dramigrate.helm.twins import Twin, archive_writes, random_twin, twin_requests
 from dramigrate.helm.values import (
     Leaf,
     Path_,
@@ -434,6 +434,8 @@ def _run(
         for part in (base.stream, base.rest):
             findings.extend(mapped_secret_findings(part, root, outcome.display, rules))
         findings.extend(mapped_repeated_keys(base.stream, root, outcome.display))
+        if not any(f.rule == "legacy-device-request" for f in findings):  # Helm took one copy of a subchart held twice
+            findings.extend(twin_requests(root, outcome.display, base_options, rules, work.path))
         runs = functools.partial(_branch_runs, root, base_options, work)
         findings.extend(cluster_gated(root, outcome.display, findings, rules, copts.values_files, runs))
     except BaseException:
