@@ -15,6 +15,7 @@ from pieces (`printf "%s/%s" "nvidia.com" "gpu"`) is not read this way."""
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import re
 from collections.abc import Callable, Iterator
@@ -39,6 +40,7 @@ _MAX_PACKED = 5 << 20  # bytes of one packed subchart's members read, as the san
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-_]*/[A-Za-z0-9.\-_]+")
 _INCLUDE = re.compile(r"""\b(?:include|template)\s+"([^"]+)"|\bblock\s+"([^"]+)\"""")
 _VALUES = re.compile(r"\.Values((?:\.[\w-]+)*)")
+_VARIABLE = re.compile(r"\$\w+")
 _ASSIGN = re.compile(r"(\$\w+)\s*:?=(?!=)")
 
 
@@ -76,20 +78,24 @@ def cluster_gated(
     branch made to fail at its start; `if ne $checksum (lookup ...).data.checksum` holds outside a cluster, and what
     such a branch writes was read as any render is)."""
     sources = list(_sources(root, values_files))
-    if not any(_CLUSTER.search(s.text) for s in sources) and not _values_read_cluster(sources):
+    read: dict[int, bool] = {}  # values files (by id while sources holds them) with a string that reads the cluster
+    if not any(_CLUSTER.search(s.text) for s in sources) and not _values_read_cluster(sources, read):
         return []
     defines = _defines(sources)
     tainted = _tainted_defines(defines)
+    reach = _Reach(defines, rules)
     found: list[tuple[Finding, _Source, int, int]] = []
     for source in sources:
         covered = {
             where.line - 1 for f in findings for where in (f, *f.related) if where.file == f"{display}/{source.rel}"
         }
         lines, all_blocks = source.parsed()
-        reads_values = _values_read_cluster([source])
+        reads_values = _values_read_cluster([source], read)
         scopes: dict[int, set[str]] = {}
+        scope_of = _scopes(all_blocks)
+        after: list[int] | None = None
         for block in all_blocks:
-            scope = _scope(block, all_blocks)
+            scope = scope_of(block)
             if scope.start not in scopes:
                 scopes[scope.start] = _tainted_variables(_text_of(lines, scope), tainted)
             reads = _reads_cluster(_conditions(block), scopes[scope.start], tainted, reads_values)
@@ -98,7 +104,9 @@ def cluster_gated(
             for number, (start, end) in enumerate(_segments(block)):
                 if any(start <= at <= end for at in covered):
                     continue
-                hit = _first_device(source, lines, start, end, defines, rules)
+                if after is None:
+                    after = _next_devices(lines, source, reach)
+                hit = _first_device(source, lines, start, end, reach, after)
                 if hit is None:
                     continue
                 index, name = hit
@@ -173,9 +181,8 @@ def _reads_cluster(condition: str, variables: set[str], tainted: set[str], reads
     """What of the cluster a condition reads (its text, a variable set from a read, a define that reads), or None."""
     if found := _CLUSTER.search(_STRING.sub('""', condition)):
         return found.group(0)
-    for variable in variables:
-        if re.search(re.escape(variable) + r"\b", condition):
-            return variable
+    if variables and (named := sorted(set(_VARIABLE.findall(condition)) & variables)):
+        return named[0]
     for match in _INCLUDE.finditer(condition):
         if (match.group(1) or match.group(2)) in tainted:
             return f'include "{match.group(1) or match.group(2)}"'
@@ -184,32 +191,51 @@ def _reads_cluster(condition: str, variables: set[str], tainted: set[str], reads
     return None
 
 
-def _scope(block: Block, all_blocks: list[Block]) -> Block:
-    """The define a block is in (its variables are that define's), else the whole file."""
-    inside = [b for b in all_blocks if b.word == "define" and b.start <= block.start and block.end <= b.end]
-    return max(inside, key=lambda b: b.start) if inside else Block("file", "", -1, 1 << 30)
+def _scopes(all_blocks: list[Block]) -> Callable[[Block], Block]:
+    """For a block, the define it is in (its variables are that define's), else the whole file. Defines do not nest."""
+    defines = sorted((b for b in all_blocks if b.word == "define"), key=lambda b: b.start)
+    starts = [b.start for b in defines]
+    whole = Block("file", "", -1, 1 << 30)
+
+    def scope(block: Block) -> Block:
+        at = bisect.bisect_right(starts, block.start) - 1
+        return defines[at] if at >= 0 and block.end <= defines[at].end else whole
+
+    return scope
 
 
 def _text_of(lines: list[str], block: Block) -> str:
     return "\n".join(lines[max(block.start, 0) : block.end + 1])
 
 
+def _closure(direct: set[str], edges: dict[str, set[str]]) -> set[str]:
+    """direct and every name whose edges (what it reads) reach one of them."""
+    readers: dict[str, set[str]] = {}
+    for name, reads in edges.items():
+        for read in reads:
+            readers.setdefault(read, set()).add(name)
+    out, todo = set(direct), list(direct)
+    while todo:
+        for reader in readers.get(todo.pop(), ()):
+            if reader not in out:
+                out.add(reader)
+                todo.append(reader)
+    return out
+
+
 def _tainted_variables(text: str, tainted: set[str]) -> set[str]:
     """The template variables whose value reads the cluster: set from a read, or from another such variable."""
-    assignments = []
+    direct: set[str] = set()
+    edges: dict[str, set[str]] = {}
     for action in re.findall(r"\{\{(.*?)\}\}", text, re.DOTALL):
         found = _ASSIGN.search(action)
-        if found:
-            assignments.append((found.group(1), action[found.end() :]))
-    variables: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for name, value in assignments:
-            if name not in variables and _reads_cluster(value, variables, tainted, False) is not None:
-                variables.add(name)
-                changed = True
-    return variables
+        if not found:
+            continue
+        name, value = found.group(1), action[found.end() :]
+        if _reads_cluster(value, set(), tainted, False) is not None:
+            direct.add(name)
+        edges.setdefault(name, set()).update(_VARIABLE.findall(value))
+    return _closure(direct, edges)
 
 
 def _defines(sources: list[_Source]) -> dict[str, list[tuple[_Source, Block]]]:
@@ -230,41 +256,51 @@ def _body(source: _Source, block: Block) -> str:
 
 def _tainted_defines(defines: dict[str, list[tuple[_Source, Block]]]) -> set[str]:
     """The defines whose text reads the cluster, themselves or through a define they include."""
-    tainted: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for name, bodies in defines.items():
-            if name in tainted:
-                continue
-            for source, block in bodies:
-                body = _body(source, block)
-                if _reads_cluster(body, _tainted_variables(body, tainted), tainted, False):
-                    tainted.add(name)
-                    changed = True
-                    break
-    return tainted
+    direct: set[str] = set()
+    edges: dict[str, set[str]] = {}
+    for name, bodies in defines.items():
+        for source, block in bodies:
+            body = _body(source, block)
+            if _CLUSTER.search(_STRING.sub('""', body)):
+                direct.add(name)
+            edges.setdefault(name, set()).update(m.group(1) or m.group(2) for m in _INCLUDE.finditer(body))
+    return _closure(direct, edges)
 
 
 def _first_device(
-    source: _Source,
-    lines: list[str],
-    start: int,
-    end: int,
-    defines: dict[str, list[tuple[_Source, Block]]],
-    rules: RuleSet,
+    source: _Source, lines: list[str], start: int, end: int, reach: _Reach, after: list[int]
 ) -> tuple[int, str] | None:
     """The first line of a branch that writes a device name (its own text, a define it includes, a value it reads),
-    and that name. The lines of blocks nested in the branch are its own: what they may write, the branch may."""
-    for index in range(start, min(end + 1, len(lines))):
-        text = lines[index]
-        if index in (start, end):  # the gate's own actions (its condition): only what stands outside them
-            for begin, stop, _ in reversed([a for a in _actions(text) if a[2] in _CONTROL]):
-                text = text[:begin] + " " + text[stop:]
-        name = _device_in(text, rules) or _device_reached(text, source, defines, rules, set())
-        if name:
-            return index, name
+    and that name. The lines of blocks nested in the branch are its own: what they may write, the branch may; the
+    branch's opening and closing lines only outside their control actions (the gate's condition).
+    after: for each line, the first line from it on that writes one (_next_devices)."""
+    if name := _outside_control(lines, start, source, reach):
+        return start, name
+    first = after[start + 1] if start + 1 < len(after) else len(lines)
+    if first < end:
+        return first, _line_device(lines[first], source, reach) or ""
+    if end > start and (name := _outside_control(lines, end, source, reach)):
+        return end, name
     return None
+
+
+def _outside_control(lines: list[str], index: int, source: _Source, reach: _Reach) -> str | None:
+    text = lines[index] if index < len(lines) else ""
+    for begin, stop, _ in reversed([a for a in _actions(text) if a[2] in _CONTROL]):
+        text = text[:begin] + " " + text[stop:]
+    return _line_device(text, source, reach)
+
+
+def _line_device(line: str, source: _Source, reach: _Reach) -> str | None:
+    return _device_in(line, reach.rules) or reach.text(line, source)
+
+
+def _next_devices(lines: list[str], source: _Source, reach: _Reach) -> list[int]:
+    """For each line, the first line from it on that writes a device name (len(lines) when none does)."""
+    after = [len(lines)] * (len(lines) + 1)
+    for index in range(len(lines) - 1, -1, -1):
+        after[index] = index if _line_device(lines[index], source, reach) else after[index + 1]
+    return after
 
 
 def _device_in(text: str, rules: RuleSet) -> str | None:
@@ -274,27 +310,68 @@ def _device_in(text: str, rules: RuleSet) -> str | None:
     return None
 
 
-def _device_reached(
-    text: str, source: _Source, defines: dict[str, list[tuple[_Source, Block]]], rules: RuleSet, seen: set[str]
-) -> str | None:
-    """A device name the values a text reads hold, or one that a define it includes writes."""
-    for match in _VALUES.finditer(text):
-        path = [p for p in match.group(1).split(".") if p]
-        for values in source.values:
-            name = _device_in(_dumped(_at(values, path)), rules)
-            if name:
-                return name
-    for match in _INCLUDE.finditer(text):
-        define = match.group(1) or match.group(2)
-        if define in seen:
-            continue
-        seen.add(define)
-        for holder, block in defines.get(define, []):
+class _Reach:
+    """The device name a text writes through the values it reads and the defines it includes (and they include),
+    each define's and each values path's answer found once: a chain of 3,000 defines, or 10,000 lines reading one
+    large values map, is read in time linear in the chart."""
+
+    def __init__(self, defines: dict[str, list[tuple[_Source, Block]]], rules: RuleSet) -> None:
+        self.defines, self.rules = defines, rules
+        self.memo: dict[str, str] = {}
+        self.values: dict[tuple[int, tuple[str, ...]], str] = {}
+
+    def text(self, text: str, source: _Source) -> str | None:
+        return self._values(text, source) or next(
+            (found for m in _INCLUDE.finditer(text) if (found := self.define(m.group(1) or m.group(2)))), None
+        )
+
+    def _values(self, text: str, source: _Source) -> str:
+        for match in _VALUES.finditer(text):
+            path = tuple(p for p in match.group(1).split(".") if p)
+            for values in source.values:
+                key = (id(values), path)
+                if key not in self.values:
+                    self.values[key] = _holds_device(_at(values, list(path)), self.rules) or ""
+                if self.values[key]:
+                    return self.values[key]
+        return ""
+
+    def define(self, name: str) -> str:
+        """The device a define writes, its own or an included define's; defines are walked without recursion (a
+        define reached again while it is walked, one including itself, adds nothing)."""
+        if name in self.memo:
+            return self.memo[name]
+        self.memo[name] = ""
+        own = {name: self._own(name)}
+        stack: list[tuple[str, list[str]]] = [(name, self._includes(name))]
+        while stack:
+            current, todo = stack[-1]
+            if own[current] or not todo:
+                self.memo[current] = own[current]
+                stack.pop()
+                if stack:
+                    parent = stack[-1][0]
+                    own[parent] = own[parent] or own[current]
+                continue
+            child = todo.pop()
+            if child in self.memo:
+                own[current] = self.memo[child]
+                continue
+            self.memo[child] = ""
+            own[child] = self._own(child)
+            stack.append((child, self._includes(child)))
+        return self.memo[name]
+
+    def _own(self, name: str) -> str:
+        for holder, block in self.defines.get(name, []):
             body = _body(holder, block)
-            name = _device_in(body, rules) or _device_reached(body, holder, defines, rules, seen)
-            if name:
-                return name
-    return None
+            if found := _device_in(body, self.rules) or self._values(body, holder):
+                return found
+        return ""
+
+    def _includes(self, name: str) -> list[str]:
+        bodies = self.defines.get(name, [])
+        return [m.group(1) or m.group(2) for holder, block in bodies for m in _INCLUDE.finditer(_body(holder, block))]
 
 
 def _at(values: Any, path: list[str]) -> Any:
@@ -305,19 +382,33 @@ def _at(values: Any, path: list[str]) -> Any:
     return values
 
 
-def _dumped(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    with contextlib.suppress(Exception):
-        return yaml.safe_dump(value, width=1 << 20)
-    return ""
+def _texts(value: Any) -> Iterator[str]:
+    """The keys and strings of a values node, walked without recursion (a value too deep for the stack is data)."""
+    todo = [value]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, dict):
+            todo.extend(str(k) for k in node)
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
 
 
-def _values_read_cluster(sources: list[_Source]) -> bool:
-    """Whether a values string, which a template may run through `tpl`, reads the cluster."""
-    return any(_CLUSTER.search(_dumped(v)) for s in sources for v in s.values)
+def _holds_device(value: Any, rules: RuleSet) -> str | None:
+    return next((found for text in _texts(value) if "/" in text and (found := _device_in(text, rules))), None)
+
+
+def _values_read_cluster(sources: list[_Source], memo: dict[int, bool]) -> bool:
+    """Whether a values string, which a template may run through `tpl`, reads the cluster (each values file once)."""
+    for source in sources:
+        for values in source.values:
+            if id(values) not in memo:
+                memo[id(values)] = any(_CLUSTER.search(t) for t in _texts(values) if "{{" in t)
+            if memo[id(values)]:
+                return True
+    return False
 
 
 def _load_values(text: str) -> Any:
