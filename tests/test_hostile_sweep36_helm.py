@@ -217,3 +217,24 @@ def test_a_chain_of_defines_and_variables_under_a_gate_is_read_in_linear_time(tm
 
     assert time.process_time() - started < 0.5
     assert [(f.line, f.resource) for f in found] == [(n + 13, "nvidia.com/gpu")]
+
+
+def test_a_gpu_pod_in_the_crds_folder_fails_lint(tmp_path: Path) -> None:
+    """`helm install` creates every object of a chart's crds/ files (its subcharts' too) as it is, with no check of
+    its kind; `helm template` leaves them out, and so did dramigrate: a GPU Pod in crds/ linted clean. Its request is
+    now a legacy-device-request at its own line, which fix leaves (a crds/ file is not a template)."""
+    gpu = POD.format(name="p") + "    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
+    chart = chart_with(tmp_path, "crd", {"crds/pod.yaml": gpu})
+    (chart / "charts").mkdir()
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w:gz") as tar:
+        for rel, text in {"Chart.yaml": "apiVersion: v2\nname: sub\nversion: 0.1.0\n", "crds/pod.yaml": gpu}.items():
+            info = tarfile.TarInfo(f"sub/{rel}")
+            info.size = len(text.encode())
+            tar.addfile(info, io.BytesIO(text.encode()))
+    (chart / "charts" / "sub-0.1.0.tgz").write_bytes(archive.getvalue())
+
+    outcome = _run(chart, "lint")
+
+    found = sorted((f.file.split("/crd/", 1)[1], f.line, f.fixable) for f in outcome.findings)
+    assert found == [("charts/sub-0.1.0.tgz/sub/crds/pod.yaml", 11, False), ("crds/pod.yaml", 11, False)], found

@@ -40,6 +40,7 @@ from dramigrate.helm import patterns
 from dramigrate.helm.chartvalues import value_sources
 from dramigrate.helm.claimnamespaces import NAMESPACES_APART, namespaces_apart
 from dramigrate.helm.clustergated import cluster_gated
+from dramigrate.helm.crdfiles import crd_requests
 from dramigrate.helm.fileleaf import built_twins, renamed, renamed_rel, working_copy
 from dramigrate.helm.findingmap import (
     attach_values,
@@ -434,6 +435,7 @@ def _run(
         for part in (base.stream, base.rest):
             findings.extend(mapped_secret_findings(part, root, outcome.display, rules))
         findings.extend(mapped_repeated_keys(base.stream, root, outcome.display))
+        findings.extend(crd_requests(root, outcome.display, rules, settings, target))
         if not any(f.rule == "legacy-device-request" for f in findings):  # Helm took one copy of a subchart held twice
             findings.extend(twin_requests(root, outcome.display, base_options, rules, work.path))
         runs = functools.partial(_branch_runs, root, base_options, work)
