@@ -59,6 +59,13 @@ GATED = {
         "    {{- end }}\n",
         12,
     ),
+    # the release's name: `helm template`'s default one never takes the branch, any `helm install NAME` does
+    "release.yaml": (
+        POD
+        + '    {{- if ne .Release.Name "release-name" }}\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n'
+        "    {{- end }}\n",
+        12,
+    ),
     # a date: the branch renders from some day on
     "clock.yaml": (
         POD

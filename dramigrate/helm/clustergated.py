@@ -31,7 +31,7 @@ from dramigrate.helm.rewrite import _actions
 from dramigrate.rules import RuleSet
 
 _CLUSTER = re.compile(
-    r"(?<![\w.-])lookup(?![\w.-])|\.Capabilities\b|\.Release\.(?:IsUpgrade|IsInstall|Revision)\b"
+    r"(?<![\w.-])lookup(?![\w.-])|\.Capabilities\b|\.Release\.(?:IsUpgrade|IsInstall|Revision|Name|Namespace)\b"
     r"|\bnow\b|\bunixEpoch\b|\brand(?:Int|Alpha|AlphaNum|Numeric|Ascii|Bytes)\b|\buuidv4\b|\bshuffle\b"
 )
 _MAX_TEMPLATE = 1 << 20
