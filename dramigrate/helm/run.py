@@ -40,6 +40,7 @@ from dramigrate.helm import patterns
 from dramigrate.helm.chartvalues import value_sources
 from dramigrate.helm.claimnamespaces import NAMESPACES_APART, namespaces_apart
 from dramigrate.helm.clustergated import cluster_gated
+from dramigrate.helm.crdfiles import crd_requests
 from dramigrate.helm.fileleaf import built_twins, renamed, renamed_rel, working_copy
 from dramigrate.helm.findingmap import (
     attach_values,
@@ -137,7 +138,7 @@ from dramigrate.helm.renderpool import (
 from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_name, with_line_ends
 from dramigrate.helm.sharedlibrary import library_safe, others_unchanged, shared
 from dramigrate.helm.switchname import OWN, build_beside, switch_key
-from dramigrate.helm.twins import Twin, archive_writes, random_twin
+from dramigrate.helm.twins import Twin, archive_writes, random_twin, twin_requests
 from dramigrate.helm.values import (
     Leaf,
     Path_,
@@ -233,6 +234,27 @@ def run_chart(
     return outcome
 
 
+def _branch_runs(root: Path, options: Any, work: Workdir, rel: str, text: str) -> bool | None:
+    """Whether a copy of the chart whose template rel reads text fails with clustergated's mark (the branch made to
+    fail ran); None when the copy cannot be made."""
+    from dramigrate.helm.clustergated import _MARK
+    from dramigrate.helm.render import HelmError, render_chart
+    from dramigrate.helm.sandbox import private_copy
+
+    folder = work.path / f"gated-{len(list(work.path.glob('gated-*')))}"
+    folder.mkdir()
+    copy = private_copy(root, folder / (root.resolve().name or "chart"))
+    path = copy / rel
+    if not path.is_file() or path.is_symlink():
+        return None
+    path.write_text(text, encoding="utf-8")
+    try:
+        render_chart(copy, options)
+    except HelmError as exc:
+        return _MARK in str(exc)
+    return False
+
+
 def object_name(doc: dict[str, Any]) -> tuple[str, str]:
     """A rendered object's kind and name as a finding gives them (text, whatever the YAML holds: `kind: [Pod]`)."""
     metadata = doc.get("metadata")
@@ -241,6 +263,7 @@ def object_name(doc: dict[str, Any]) -> tuple[str, str]:
 
 def _hide_data(outcome: ChartOutcome, copts: ChartOptions) -> None:
     """The outcome's findings and messages with what a template rendered from a chart file hidden (sandbox.py)."""
+    from dramigrate.helm.filedata import varied_by_files
     from dramigrate.helm.sandbox import hide_finding_data, hide_texts
 
     root = outcome.root or outcome.chart
@@ -252,7 +275,8 @@ def _hide_data(outcome: ChartOutcome, copts: ChartOptions) -> None:
     objects: list[Any] = []
     with contextlib.suppress(InputError, yaml.YAMLError, RecursionError):  # the core read this render
         objects = [d for d in load_all(outcome.rendered) if isinstance(d, dict) and object_name(d) in named]
-    texts = hide_finding_data(outcome.findings, outcome.templates, root, "\n".join(given), objects)
+    varied = varied_by_files(root, copts.render(), objects) if objects else frozenset()
+    texts = hide_finding_data(outcome.findings, outcome.templates, root, "\n".join(given), objects, varied)
     for name in ("manual", "left", "usage"):
         setattr(outcome, name, hide_texts(getattr(outcome, name), texts))
 
@@ -410,7 +434,11 @@ def _run(
         for part in (base.stream, base.rest):
             findings.extend(mapped_secret_findings(part, root, outcome.display, rules))
         findings.extend(mapped_repeated_keys(base.stream, root, outcome.display))
-        findings.extend(cluster_gated(root, outcome.display, findings, rules))
+        findings.extend(crd_requests(root, outcome.display, rules, settings, target))
+        if not any(f.rule == "legacy-device-request" for f in findings):  # Helm took one copy of a subchart held twice
+            findings.extend(twin_requests(root, outcome.display, base_options, rules, work.path))
+        runs = functools.partial(_branch_runs, root, base_options, work)
+        findings.extend(cluster_gated(root, outcome.display, findings, rules, copts.values_files, runs))
     except BaseException:
         settle(probing)  # this error came first, as when the probe ran after it; the probe's own is dropped
         raise

@@ -576,7 +576,12 @@ _HASHED = re.compile(r"-[0-9a-f]{8}$")  # a claim template name's spec hash (emi
 
 
 def hide_finding_data(
-    findings: list[Any], templates: list[dict[str, Any]], root: Path, given: str = "", objects: list[Any] = ()
+    findings: list[Any],
+    templates: list[dict[str, Any]],
+    root: Path,
+    given: str = "",
+    objects: list[Any] = (),
+    varied: frozenset[str] | None = frozenset(),
 ) -> list[str]:
     """Each finding's object names (kind, namespace, name, container, resource) replaced by NOT_SHOWN when a word of
     them is neither the chart's (chart_words, in any case) nor a number, and wherever its message or a related
@@ -586,6 +591,9 @@ def hide_finding_data(
     of a workspace may read what CI steps write there (`gha-creds-*.json`). A message may also quote a value of
     its object unquoted (`quota requests.nvidia.com/gpu: ya29... is not an integer device count`): each string of
     `objects` (the rendered objects the findings are about) not shown so is hidden where a message gives it.
+    varied (filedata.varied_by_files): the values of objects that came from the chart's data files, hidden wherever
+    they stand, numbers too (one decimal number a byte of a file); None when that could not be told, and then a
+    number in a name is shown only when it is the chart's word as well.
     Returns the texts hidden, longest first, for the chart's other messages."""
     from dataclasses import replace
 
@@ -595,8 +603,11 @@ def hide_finding_data(
     lower = {w.lower() for w in known}
 
     def shown(value: str) -> bool:  # `c12`, `gpu0`: a template's word and a range index
+        if varied and value in varied:
+            return False
         words = _WORD.findall(_HASHED.sub("", value))
-        return all(w.isdigit() or {w.lower(), w.rstrip("0123456789").lower()} & lower for w in words)
+        digits = varied is not None
+        return all((digits and w.isdigit()) or {w.lower(), w.rstrip("0123456789").lower()} & lower for w in words)
 
     hidden: set[str] = set()
     for f in findings:
@@ -606,6 +617,7 @@ def hide_finding_data(
                 hidden.add(value)
                 setattr(f, attr, NOT_SHOWN)
     hidden.update(text for text in _strings(objects) if len(text) >= 4 and not shown(text))
+    hidden.update(varied or ())
     texts = sorted(hidden, key=len, reverse=True)
     for f in findings:
         f.message = hide_chart_data(hide_texts(f.message, texts), root, known)

@@ -224,3 +224,48 @@ def random_twin(root: Path) -> str:
                 "update` to pack the folder again, and run fix again"
             )
     return ""
+
+
+def twin_requests(root: Path, display: str, options: Any, rules: Any, folder: Path) -> list[Any]:
+    """lint's finding for a subchart held twice whose copies differ when the copy this render did not take asks for
+    a device: Helm renders one or the other at random (random_twin), so a render here that took the copy asking for
+    none linted clean while `helm install` may take the other. Each twin whose copies differ is rendered once with
+    the folder alone and once with the archive alone (private copies made under folder); the first device request
+    of either is a legacy-device-request at the copy that asks for it, which fix leaves (it refuses such a chart)."""
+    import shutil
+
+    from dramigrate.findings import RULES, Finding
+    from dramigrate.helm.probe import device_uses
+    from dramigrate.helm.render import HelmError, render_chart
+    from dramigrate.helm.sandbox import private_copy
+
+    out = []
+    for n, twin in enumerate(twins(root)):
+        if not difference(root, twin, rendered=True):
+            continue
+        for kept, dropped in ((twin.archive, twin.folder), (twin.folder, twin.archive)):
+            place = folder / f"twin-{n}-{len(out)}-{kept == twin.archive}"
+            place.mkdir(parents=True)
+            copy = private_copy(root, place / (root.resolve().name or "chart"))
+            gone = copy / dropped
+            shutil.rmtree(gone) if gone.is_dir() else gone.unlink(missing_ok=True)
+            try:
+                uses = device_uses("\n---\n".join(m.text for m in render_chart(copy, options)), rules)
+            except HelmError:
+                continue
+            if uses:
+                resource = sorted(uses)[0][5]
+                out.append(
+                    Finding(
+                        "legacy-device-request",
+                        RULES["legacy-device-request"][0],
+                        f"{resource} is a device-plugin request of {kept}, one of two different copies of one "
+                        f"subchart in charts/ ({twin.folder} and {twin.archive}): Helm renders one or the other at "
+                        "random, so a render that took the other copy shows none, and fix leaves this chart as it "
+                        "is; delete the stale copy, or run `helm dependency update` to pack the folder again",
+                        f"{display}/{kept}",
+                        resource=resource,
+                    )
+                )
+                break
+    return out
