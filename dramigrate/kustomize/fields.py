@@ -17,7 +17,15 @@ from dramigrate.limits import check_structure, read_regular
 from dramigrate.rules import RuleSet
 
 SECTIONS = ("limits", "requests")
+# what an object is: a build that writes either turns an object dramigrate read as another kind (or as nothing it
+# knows, `kind: Podx` asking for a GPU) into a workload; DeviceField.path names the field so written
+IDENTITY = ("kind", "apiVersion")
 _KEY = re.compile(r"([a-z0-9][-a-z0-9.]*\.[a-z]{2,}/[-\w.]+)")
+
+
+def is_identity(segments: list[str]) -> bool:
+    """The field path (split) is the object's kind or apiVersion."""
+    return len(segments) == 1 and segments[0] in IDENTITY
 
 
 @dataclass(frozen=True)
@@ -125,15 +133,21 @@ def _json6902(nodes: list[yaml.Node], rules: RuleSet, out: list[DeviceField]) ->
 def copied_fields(patch: Patch) -> list[DeviceField]:
     """The JSON6902 `copy` and `move` operations of a patch that put a whole map into a resources section (`limits`,
     `requests`, or `resources`): the map comes from elsewhere in the object (its labels `{nvidia.com/gpu: "2"}`)
-    and the patch text names no device; lines are in `patch.where`."""
+    and the patch text names no device; and any operation but `test` on the object's `kind` or `apiVersion`
+    (path: one of IDENTITY), which makes another kind of it. Lines are in `patch.where`."""
     out: list[DeviceField] = []
     for node in _compose_all(patch.text) if patch.json6902 else []:
         for op in node.value if isinstance(node, yaml.SequenceNode) else []:
             fields = {_scalar(k): _scalar(v) for k, v in op.value} if isinstance(op, yaml.MappingNode) else {}
             segments = [_unescape(s) for s in fields.get("path", "").split("/")[1:]]
+            line = op.start_mark.line + patch_text_line(patch)
             if fields.get("op") in ("copy", "move") and segments and segments[-1] in (*SECTIONS, "resources"):
                 what = f"{segments[-1]} (a {fields['op']} from {fields.get('from', '')})"
-                out.append(DeviceField(".".join(segments), op.start_mark.line + patch_text_line(patch), what))
+                out.append(DeviceField(".".join(segments), line, what))
+            elif fields.get("op") != "test" and is_identity(segments):
+                out.append(
+                    DeviceField(segments[0], line, f"a {fields.get('op')} of /{segments[0]}", fields.get("value"))
+                )
     return out
 
 
@@ -199,7 +213,19 @@ def _replacement_paths(
                 out.append(DeviceField(p, line, what))
             elif segments and segments[-1] in (*SECTIONS, "resources"):  # a whole map put there, from elsewhere
                 out.append(DeviceField(p, line, segments[-1]))
+            elif is_identity(segments) and p in _target_paths(entry):
+                out.append(DeviceField(segments[0], line, "a replacement"))
     return out
+
+
+def _target_paths(entry: dict[str, Any]) -> list[str]:
+    """The fieldPaths a replacement writes."""
+    targets = entry.get("targets")
+    return (
+        [str(p) for t in targets if isinstance(t, dict) for p in t.get("fieldPaths") or []]
+        if isinstance(targets, list)
+        else []
+    )
 
 
 def _replacements_file(k: Kustomization, name: str) -> Any:
@@ -293,10 +319,13 @@ def transformer_fields(
 
 
 def _into_resources(spec: Any) -> bool:
-    """A fieldSpec whose path reaches into a resources section of a container (or is one)."""
+    """A fieldSpec whose path reaches into a resources section of a container (or is one), or is the object's kind
+    or apiVersion (a name prefix written there makes `od` a Pod)."""
     path = spec.get("path") if isinstance(spec, dict) else None
     segments = [s.removesuffix("[]") for s in str(path).split("/")] if isinstance(path, str) else []
-    return bool(segments) and (segments[-1] == "resources" or any(s in SECTIONS for s in segments))
+    return bool(segments) and (
+        segments[-1] == "resources" or any(s in SECTIONS for s in segments) or is_identity(segments)
+    )
 
 
 def field_path_segments(path: str) -> list[str]:

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.fields import (
+    IDENTITY,
     DeviceField,
     copied_fields,
     mentions_device,
@@ -173,6 +174,12 @@ def scan(
         for f in unit.files | unit.patch_files:  # a file of two graphs: the one fix migrates (it writes the file)
             if str(f) not in out.unit_of or not out.unit_of[str(f)].migratable:
                 out.unit_of[str(f)] = unit
+    out.errors.extend(
+        (Path(out.display(b.file)), InputError(b.message, out.display(b.file), b.line))
+        for unit in out.units
+        for b in unit.blockers
+        if b.rule == "bad-input"
+    )
     return out
 
 
@@ -187,6 +194,7 @@ def _unit(
     graph: Graph, members: set[Path], rules: RuleSet, out: Scan, device_free: Callable[[str], bool] | None
 ) -> Unit | None:
     unit = Unit(members, rules=rules)
+    identity: list[tuple[Path, DeviceField, str]] = []  # writes of kind or apiVersion (file, field, by what)
     for d in sorted(members):
         node = graph.nodes[d]
         unit.files.update(node.files)
@@ -203,6 +211,12 @@ def _unit(
                 continue
             if found:
                 unit.device_patches.append(DevicePatch(p, d, found, node.kind == "Component"))
+            identity.extend(
+                (p.where, f, f"the JSON6902 patch {out.display(p.where)} ({f.what})")
+                for f in copied
+                if f.path in IDENTITY
+            )
+            copied = [f for f in copied if f.path not in IDENTITY]
             for f in copied:
                 unit.blockers.append(
                     Blocker(
@@ -214,7 +228,12 @@ def _unit(
                     )
                 )
         keyed = _unless_bomb(unit, out, node, "configurations", "a configurations file", written_keys_fields, node)
+        identity.extend(
+            (file, f, f"a fieldSpec of {out.display(file)} ({f.what})") for file, f in keyed if f.path in IDENTITY
+        )
         for file, f in keyed:
+            if f.path in IDENTITY:
+                continue
             unit.blockers.append(
                 Blocker(
                     file,
@@ -235,7 +254,14 @@ def _unit(
             _transformer_texts(graph, node),
             rules,
         )
+        identity.extend(
+            (file, f, f"a transformer of {out.display(node.file)} ({f.what})")
+            for file, f in written
+            if f.path in IDENTITY
+        )
         for file, f in written:
+            if f.path in IDENTITY:
+                continue
             unit.blockers.append(
                 Blocker(
                     file,
@@ -246,7 +272,12 @@ def _unit(
                 )
             )
         replaced = _unless_bomb(unit, out, node, "replacements", "a replacements file", replacement_fields, node, rules)
+        identity.extend(
+            (node.file, f, f"a replacement in {out.display(node.file)}") for f in replaced if f.path in IDENTITY
+        )
         for f in replaced:
+            if f.path in IDENTITY:
+                continue
             unit.blockers.append(
                 Blocker(
                     node.file,
@@ -255,12 +286,24 @@ def _unit(
                     "kustomize-device-field",
                 )
             )
-    if (
-        not unit.blockers
-        and not any(not dp.fields[0].label for dp in unit.device_patches)
-        and not any(not (device_free and device_free(str(f))) and mentions_device(_read(f), rules) for f in unit.files)
-    ):
+    holds = any(not dp.fields[0].label for dp in unit.device_patches) or (
+        (not unit.blockers or bool(identity))  # the files are read only when it matters
+        and any(not (device_free and device_free(str(f))) and mentions_device(_read(f), rules) for f in unit.files)
+    )
+    if not unit.blockers and not holds:
         return None
+    for file, f, by in identity if holds else []:
+        unit.blockers.append(
+            Blocker(
+                file,
+                f.line,
+                f"{by} writes the {f.path} of the objects it reaches: an object of this graph that asks for a "
+                "device under another kind (or one dramigrate does not know) would be built as a workload, and "
+                "dramigrate reads each object as the kind its file gives; not checked, nothing of the graph is "
+                "written (write the kind in the resource file)",
+                "bad-input",
+            )
+        )
     for dp in unit.device_patches:
         f = dp.fields[0]
         if dp.component:
@@ -487,7 +530,7 @@ def patch_findings(s: Scan, rules: RuleSet) -> list[Finding]:
         seen: set[tuple[str, int, str]] = set()
         for b in unit.blockers:
             key = (str(b.file), b.line, b.message)
-            if key in seen:
+            if key in seen or b.rule == "bad-input":  # the run's bad input (Scan.errors)
                 continue
             seen.add(key)
             out.append(Finding(b.rule, RULES[b.rule][0], b.message, s.display(b.file), b.line, 1))

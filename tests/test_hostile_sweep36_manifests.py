@@ -1,0 +1,126 @@
+"""Session 36's red team on plain manifests and kustomize trees (issue 11): shapes Kubernetes (kubectl's decoder,
+kustomize's build) reads a device request from that dramigrate did not see, each checked against kubectl where it
+can run without a cluster."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from functools import cache
+from pathlib import Path
+
+import pytest
+from conftest import ONE_GPU_POD
+
+from dramigrate.config import Settings
+from dramigrate.findings import InputError
+from dramigrate.migrate import FileResult, Job, run_file
+from dramigrate.rules import RuleSet, load_rules
+from dramigrate.versions import Target
+
+KUBECTL = shutil.which("kubectl")
+
+
+@cache
+def _rules() -> tuple[Settings, RuleSet]:
+    settings = Settings()
+    return settings, load_rules(settings.rules)
+
+
+def run(text: str, fix: bool = False) -> FileResult:
+    settings, rules = _rules()
+    return run_file(Job("bad.yaml", text.encode(), fix), rules, settings, Target.parse("1.36"))
+
+
+def tree(root: Path, files: dict[str, str]) -> list[str]:
+    """Writes files under root; the resolved paths of the .yaml ones (the scan's inputs)."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return sorted(str(p.resolve()) for p in root.rglob("*.yaml"))
+
+
+def built(folder: Path) -> str:
+    """kubectl's kustomize build of folder (what the cluster is given)."""
+    assert KUBECTL is not None
+    done = subprocess.run([KUBECTL, "kustomize", str(folder)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+# An object that asks for a GPU under a kind nothing runs (`Podx`: dramigrate says unknown-kind, a warning), and
+# overlay kustomizations that make a Pod of it in their build. (files, the file and line named)
+PODX = ONE_GPU_POD.format(name="p").replace("kind: Pod", "kind: Podx")
+KIND_WRITES = {
+    "json6902-kind": (
+        "resources: [../base]\npatches:\n- target: {kind: Podx, name: p}\n  patch: |\n"
+        "    - op: replace\n      path: /kind\n      value: Pod\n",
+        {},
+        ("overlay/kustomization.yaml", 5),
+    ),
+    "json6902-apiversion-file": (
+        "resources: [../base]\npatches:\n- path: ops.yaml\n  target: {kind: Podx, name: p}\n",
+        {"overlay/ops.yaml": "- op: test\n  path: /kind\n  value: Podx\n- op: add\n  path: /apiVersion\n  value: v1\n"},
+        ("overlay/ops.yaml", 4),
+    ),
+    "replacement": (
+        "resources: [../base]\nconfigMapGenerator:\n- name: k\n  literals: [kind=Pod]\nreplacements:\n"
+        "- source: {kind: ConfigMap, name: k, fieldPath: data.kind}\n  targets:\n"
+        "  - select: {kind: Podx}\n    fieldPaths: [kind]\n",
+        {},
+        ("overlay/kustomization.yaml", 5),
+    ),
+    "name-prefix-fieldspec": (
+        "resources: [../base]\nnamePrefix: P\nconfigurations: [c.yaml]\n",
+        {"overlay/c.yaml": "namePrefix:\n- path: kind\n", "base/pod.yaml": PODX.replace("kind: Podx", "kind: od")},
+        ("overlay/c.yaml", 2),
+    ),
+}
+
+
+@pytest.mark.parametrize(("overlay", "files", "named"), list(KIND_WRITES.values()), ids=list(KIND_WRITES))
+def test_a_kustomization_that_writes_the_kind_of_an_object_asking_for_a_device_is_bad_input(
+    tmp_path: Path, overlay: str, files: dict[str, str], named: tuple[str, int]
+) -> None:
+    """A JSON6902 `replace /kind` (or an `add /apiVersion`, a replacement into `kind`, a namePrefix fieldSpec on
+    `kind`) turns `kind: Podx` asking for a GPU into a Pod in the overlay's build, and kustomize builds it: the pod
+    gets the GPU. lint said only `unknown-kind` (a warning, exit 0), as it reads each object as the kind its file
+    gives. Such a write in a graph that holds a device is now bad input at its line (exit 2), and nothing of the
+    graph is written."""
+    from dramigrate.kustomize.scan import scan
+
+    paths = tree(
+        tmp_path,
+        {"base/pod.yaml": PODX, "base/kustomization.yaml": "resources: [pod.yaml]\n", **files}
+        | {"overlay/kustomization.yaml": overlay},
+    )
+    if KUBECTL is not None and named[0] == "overlay/kustomization.yaml":  # what the cluster is given: a Pod
+        assert "kind: Pod\n" in built(tmp_path / "overlay")
+    _, rules = _rules()
+
+    found = scan(paths, rules)
+
+    refused = [(Path(str(e.file)).resolve(), e.line) for _, e in found.errors if isinstance(e, InputError)]
+    assert refused == [((tmp_path / named[0]).resolve(), named[1])], found.errors
+    assert not found.units[0].migratable
+
+
+def test_a_kind_write_in_a_graph_without_a_device_is_left_alone(tmp_path: Path) -> None:
+    """The refusal above is for graphs that hold a device: an overlay moving an HPA to autoscaling/v2 is no
+    business of dramigrate's."""
+    from dramigrate.kustomize.scan import scan
+
+    hpa = "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata: {name: h}\n"
+    overlay = (
+        "resources: [../base]\npatches:\n- target: {kind: HorizontalPodAutoscaler}\n  patch: |\n"
+        "    - op: replace\n      path: /apiVersion\n      value: autoscaling/v2\n"
+    )
+    paths = tree(
+        tmp_path,
+        {"base/h.yaml": hpa, "base/kustomization.yaml": "resources: [h.yaml]\n", "overlay/kustomization.yaml": overlay},
+    )
+    _, rules = _rules()
+
+    found = scan(paths, rules)
+
+    assert found.errors == [] and found.units == [], (found.errors, found.units)
