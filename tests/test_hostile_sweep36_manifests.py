@@ -124,3 +124,50 @@ def test_a_kind_write_in_a_graph_without_a_device_is_left_alone(tmp_path: Path) 
     found = scan(paths, rules)
 
     assert found.errors == [] and found.units == [], (found.errors, found.units)
+
+
+CPU_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: trainer
+spec:
+  selector: {matchLabels: {app: t}}
+  template:
+    metadata: {labels: {app: t}}
+    spec:
+      containers:
+      - name: app
+        image: x
+"""
+
+
+def test_a_transformer_folder_that_patches_its_own_configurations_is_named(tmp_path: Path) -> None:
+    """`transformers: [tf]` builds the folder tf and uses what it builds as transformer configurations. Its
+    LabelTransformer writes a label `nvidia.com/gpu: "2"` into metadata only, but tf's own kustomization patches a
+    fieldSpec into it that writes the label into every container's limits: the built pods ask for 2 GPUs. The scan
+    read the folder's resource files, not what its build does to them: lint, diff and fix said nothing (exit 0).
+    A transformer folder whose build changes its configurations is now kustomize-device-field at its key."""
+    from dramigrate.kustomize.scan import patch_findings, scan
+
+    fieldspec = "path: spec/template/spec/containers[]/resources/limits\n        create: true\n"
+    paths = tree(
+        tmp_path,
+        {
+            "base/d.yaml": CPU_DEPLOYMENT,
+            "base/kustomization.yaml": "resources: [d.yaml]\n",
+            "overlay/kustomization.yaml": "resources: [../base]\ntransformers: [tf]\n",
+            "overlay/tf/t.yaml": "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: l}\n"
+            'labels: {nvidia.com/gpu: "2"}\nfieldSpecs:\n- path: metadata/labels\n  create: true\n',
+            "overlay/tf/kustomization.yaml": "resources: [t.yaml]\npatches:\n- target: {kind: LabelTransformer}\n"
+            f"  patch: |-\n    - op: add\n      path: /fieldSpecs/-\n      value:\n        {fieldspec}",
+        },
+    )
+    if KUBECTL is not None:  # the built pod asks for the GPUs
+        assert 'nvidia.com/gpu: "2"' in built(tmp_path / "overlay").split("limits:")[1]
+    _, rules = _rules()
+
+    found = patch_findings(scan(paths, rules), rules)
+
+    said = [(Path(f.file).resolve(), f.line) for f in found if f.rule == "kustomize-device-field"]
+    assert said == [((tmp_path / "overlay/tf/kustomization.yaml").resolve(), 2)], found

@@ -254,6 +254,18 @@ def _unit(
             _transformer_texts(graph, node),
             rules,
         )
+        for file, line, key in _changed_configs(graph, node):
+            unit.blockers.append(
+                Blocker(
+                    file,
+                    line,
+                    f"{out.display(file.parent)}, a folder kustomize builds for the transformers of "
+                    f"{out.display(node.file)}, changes its transformer configurations in that build ({key}), which "
+                    "dramigrate does not build: what they write into the objects (a device request) is unknown; "
+                    "migrate it by hand",
+                    "kustomize-device-field",
+                )
+            )
         identity.extend(
             (file, f, f"a transformer of {out.display(node.file)} ({f.what})")
             for file, f in written
@@ -472,11 +484,40 @@ def _unless_bomb(
         return []
 
 
+# what a kustomization built for its transformer configurations may do to them besides listing them
+CONFIG_CHANGES = (
+    "patches",
+    "patchesStrategicMerge",
+    "patchesJson6902",
+    "replacements",
+    "transformers",
+    "components",
+    "generators",
+)
+
+
+@dataclass(frozen=True)
+class _Changes:
+    """A key of a transformer folder's kustomization that changes its configurations (CONFIG_CHANGES)."""
+
+    key: str
+
+
 def _transformer_texts(graph: Graph, k: Kustomization) -> list[tuple[Path, int, str]]:
     """(file, line, text) of each transformer configuration k's `transformers:` lists: inline (k's file, the entry's
     line), a file of k's folder, or the resource files of a kustomization folder kustomize builds for them."""
+    return [t for t in _transformer_sources(graph, k) if isinstance(t[2], str)]
+
+
+def _changed_configs(graph: Graph, k: Kustomization) -> list[tuple[Path, int, str]]:
+    """(kustomization file, line, key) of each kustomization folder k's `transformers:` builds whose own build
+    changes the configurations it lists (a patch, a replacement, ...): what they write is known only from a build."""
+    return [(f, line, key.key) for f, line, key in _transformer_sources(graph, k) if isinstance(key, _Changes)]
+
+
+def _transformer_sources(graph: Graph, k: Kustomization) -> list[tuple[Path, int, str | _Changes]]:
     entries = k.data.get("transformers")
-    out: list[tuple[Path, int, str]] = []
+    out: list[tuple[Path, int, str | _Changes]] = []
     for i, entry in enumerate(entries if isinstance(entries, list) else []):
         if not isinstance(entry, str) or "\0" in entry or is_url(entry):
             continue
@@ -492,6 +533,7 @@ def _transformer_texts(graph: Graph, k: Kustomization) -> list[tuple[Path, int, 
                 continue
             seen.add(folder)
             out.extend((f, 1, _read(f)) for f in node.files)
+            out.extend((node.file, node.line_of(key), _Changes(key)) for key in CONFIG_CHANGES if node.data.get(key))
             todo.extend(node.children)
         if not seen and under(str(target), {str(k.dir.resolve())}):  # kustomize reads no file elsewhere
             out.append((target, 1, _read(target)))
