@@ -171,3 +171,38 @@ def test_a_transformer_folder_that_patches_its_own_configurations_is_named(tmp_p
 
     said = [(Path(f.file).resolve(), f.line) for f in found if f.rule == "kustomize-device-field"]
     assert said == [((tmp_path / "overlay/tf/kustomization.yaml").resolve(), 2)], found
+
+
+ARGO_DEFAULTS = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  name: w
+spec:
+  entrypoint: main
+  templateDefaults:
+    container:
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+  templates:
+  - name: main
+    container:
+      image: busybox
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+"""
+
+
+def test_a_pod_beside_a_device_request_its_controller_merges_in_is_left_whole() -> None:
+    """Argo merges `spec.templateDefaults` into every template, key by key: the template's container above runs with
+    limits {nvidia.com/gpu: 1}, one GPU. fix moved the template's own GPU into a claim and left the default's
+    `nvidia.com/gpu: 1`, which Argo then merged back in: a claim and a device-plugin GPU, two GPUs, with only an
+    unknown-kind warning on the default. The pods of an object that also asks for a device outside the pod specs
+    dramigrate knows are now left whole, each request an error fix leaves."""
+    result = run(ARGO_DEFAULTS, fix=True)
+
+    assert result.rewritten is None or "resourceClaims" not in result.rewritten, result.rewritten
+    errors = [(f.rule, f.line, f.fixable) for f in result.findings if f.severity == "error"]
+    assert errors == [("legacy-device-request", 18, False)], result.findings
