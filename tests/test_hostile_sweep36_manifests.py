@@ -206,3 +206,60 @@ def test_a_pod_beside_a_device_request_its_controller_merges_in_is_left_whole() 
     assert result.rewritten is None or "resourceClaims" not in result.rewritten, result.rewritten
     errors = [(f.rule, f.line, f.fixable) for f in result.findings if f.severity == "error"]
     assert errors == [("legacy-device-request", 18, False)], result.findings
+
+
+def b64(text: str) -> str:
+    import base64
+
+    return base64.b64encode(text.encode()).decode()
+
+
+GPU_PATH = "/spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu"
+GPU_OPS = f"- op: add\n  path: {GPU_PATH}\n  value: 2\n"
+OVERLAY_PATCH = "resources: [../base]\npatches:\n- target: {{kind: Deployment}}\n  patch: {patch}\n"
+# an overlay adding 2 GPUs to a CPU-only base, with the device hidden from a text search: (kustomization, rule, line)
+HIDDEN_OPS = {
+    "binary-path": (
+        OVERLAY_PATCH.format(patch=f"|-\n    - op: add\n      path: !!binary {b64(GPU_PATH)}\n      value: 2"),
+        "bad-input",
+        6,
+    ),
+    "binary-patch": (OVERLAY_PATCH.format(patch=f"!!binary {b64(GPU_OPS)}"), "bad-input", 4),
+    "escaped-op": (
+        OVERLAY_PATCH.format(
+            patch='|-\n    [{"\\u006fp": "move", "from": "/metadata/annotations", '
+            '"path": "/spec/template/spec/containers/0/resources/limits"}]'
+        ),
+        "kustomize-device-field",
+        5,
+    ),
+}
+
+
+@pytest.mark.parametrize(("overlay", "rule", "line"), list(HIDDEN_OPS.values()), ids=list(HIDDEN_OPS))
+def test_a_patch_that_hides_its_device_from_a_text_search_is_named(
+    tmp_path: Path, overlay: str, rule: str, line: int
+) -> None:
+    """kustomize reads a JSON6902 patch through YAML: `path: !!binary L3NwZW...` is the path it encodes, a whole
+    `patch: !!binary ...` the operations, and `"\\u006fp": move` the key `op`. Each gives the CPU-only base's pod
+    nvidia.com/gpu: 2 (or moves a map of the object into its limits), and lint, diff and fix said nothing: the
+    scan looked for a device name or the word `op` in the text. A !!binary value is now bad input at its line, and
+    an escaped operation is read (kustomize-device-field, as an unescaped move is)."""
+    from dramigrate.kustomize.scan import patch_findings, scan
+
+    deployment = CPU_DEPLOYMENT.replace("  name: trainer\n", '  name: trainer\n  annotations: {nvidia.com/gpu: "2"}\n')
+    deployment += "        resources: {limits: {cpu: 1}}\n"
+    paths = tree(
+        tmp_path,
+        {"base/d.yaml": deployment, "base/kustomization.yaml": "resources: [d.yaml]\n"}
+        | {"overlay/kustomization.yaml": overlay},
+    )
+    if KUBECTL is not None and rule == "bad-input":
+        assert "nvidia.com/gpu: 2" in built(tmp_path / "overlay")
+    _, rules = _rules()
+
+    found = scan(paths, rules)
+
+    said = [(e.rule, e.line) for _, e in found.errors if isinstance(e, InputError)]
+    said += [(f.rule, f.line) for f in patch_findings(found, rules)]
+    assert (rule, line) in said, (found.errors, patch_findings(found, rules))

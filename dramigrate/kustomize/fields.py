@@ -12,11 +12,12 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
-from dramigrate.kustomize.graph import Kustomization, Patch, excessive_aliasing, under
+from dramigrate.kustomize.graph import BINARY_READ, Kustomization, Patch, binary_node, excessive_aliasing, under
 from dramigrate.limits import check_structure, read_regular
 from dramigrate.rules import RuleSet
 
 SECTIONS = ("limits", "requests")
+UNREAD = "kustomize-unproven"  # the rule of a text the scan does not read (an alias bomb): its graph is left
 # what an object is: a build that writes either turns an object dramigrate read as another kind (or as nothing it
 # knows, `kind: Podx` asking for a GPU) into a workload; DeviceField.path names the field so written
 IDENTITY = ("kind", "apiVersion")
@@ -45,11 +46,13 @@ def device_key(key: str, rules: RuleSet) -> bool:
 
 def _compose_all(text: str) -> list[yaml.Node]:
     """The patch's documents; InputError for one whose aliases expand to nearly all it holds (a YAML alias bomb),
-    which the walk for device fields would follow copy by copy (2^29 of them in a 35-line patch)."""
+    which the walk for device fields would follow copy by copy (2^29 of them in a 35-line patch), or that nests
+    past the limit (rule kustomize-unproven: the graph is left); and bad input for a value written as !!binary
+    (kustomize reads `path: !!binary L3NwZWMv...` as the path it encodes), at its line in the text."""
     try:
         check_structure("", text)  # hundreds of nested collections, which the composer recurses into: named
     except InputError as exc:
-        raise InputError(f"values {exc.message}, and nothing of its graph is written") from exc
+        raise InputError(f"values {exc.message}, and nothing of its graph is written", rule=UNREAD) from exc
     try:
         nodes = [n for n in yaml.compose_all(text, Loader=yaml.SafeLoader) if n is not None]
     except yaml.YAMLError:
@@ -57,8 +60,12 @@ def _compose_all(text: str) -> list[yaml.Node]:
     if "*" in text and any(excessive_aliasing(n) for n in nodes):
         raise InputError(
             "aliases that expand to nearly every value of it (a YAML alias bomb): not read, and nothing of its "
-            "graph is written (migrate it by hand)"
+            "graph is written (migrate it by hand)",
+            rule=UNREAD,
         )
+    binary = next((b for n in nodes if (b := binary_node(n)) is not None), None) if "!" in text else None
+    if binary is not None:
+        raise InputError(f"a value written as !!binary, {BINARY_READ}", line=binary.start_mark.line + 1)
     return nodes
 
 

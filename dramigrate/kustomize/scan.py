@@ -16,6 +16,7 @@ from dramigrate.kustomize.fields import (
     copied_fields,
     mentions_device,
     patch_fields,
+    patch_text_line,
     replacement_fields,
     transformer_fields,
     written_keys_fields,
@@ -201,13 +202,18 @@ def _unit(
         for p in node.patches:
             if p.file is not None:
                 unit.patch_files.add(p.file)
+            tagged = "!" in p.text  # a tag kustomize reads through (!!binary): the parse refuses it
             try:
-                found = patch_fields(p, rules) if mentions_device(p.text, rules) or _labels(p.text, rules) else []
-                copied = copied_fields(p) if "op" in p.text else []
-            except InputError as exc:  # an alias bomb: named, never expanded
-                unit.blockers.append(
-                    Blocker(p.where, p.line if p.file is None else 1, f"the patch holds {exc.message}")
+                found = (
+                    patch_fields(p, rules) if tagged or mentions_device(p.text, rules) or _labels(p.text, rules) else []
                 )
+                # the operation's key may be spelled with an escape (`"\u006fp": move`)
+                copied = copied_fields(p) if tagged or "op" in p.text or "\\" in p.text else []
+            except InputError as exc:  # an alias bomb: named, never expanded; a !!binary value: bad input
+                line = p.line if p.file is None else 1
+                if exc.line:
+                    line = patch_text_line(p) + exc.line - 1
+                unit.blockers.append(Blocker(p.where, line, f"the patch holds {exc.message}", exc.rule))
                 continue
             if found:
                 unit.device_patches.append(DevicePatch(p, d, found, node.kind == "Component"))
@@ -479,7 +485,7 @@ def _unless_bomb(
         return read(*args)
     except InputError as exc:
         unit.blockers.append(
-            Blocker(node.file, node.line_of(key), f"{what} of {out.display(node.file)} holds {exc.message}")
+            Blocker(node.file, node.line_of(key), f"{what} of {out.display(node.file)} holds {exc.message}", exc.rule)
         )
         return []
 
