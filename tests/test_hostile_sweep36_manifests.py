@@ -70,6 +70,12 @@ KIND_WRITES = {
         {},
         ("overlay/kustomization.yaml", 5),
     ),
+    "allow-kind-change": (
+        "resources: [../base]\npatches:\n- target: {kind: Podx, name: p}\n  options: {allowKindChange: true}\n"
+        "  patch: |\n    apiVersion: v1\n    kind: Pod\n    metadata: {name: p}\n",
+        {},
+        ("overlay/kustomization.yaml", 3),
+    ),
     "name-prefix-fieldspec": (
         "resources: [../base]\nnamePrefix: P\nconfigurations: [c.yaml]\n",
         {"overlay/c.yaml": "namePrefix:\n- path: kind\n", "base/pod.yaml": PODX.replace("kind: Podx", "kind: od")},
@@ -82,11 +88,11 @@ KIND_WRITES = {
 def test_a_kustomization_that_writes_the_kind_of_an_object_asking_for_a_device_is_bad_input(
     tmp_path: Path, overlay: str, files: dict[str, str], named: tuple[str, int]
 ) -> None:
-    """A JSON6902 `replace /kind` (or an `add /apiVersion`, a replacement into `kind`, a namePrefix fieldSpec on
-    `kind`) turns `kind: Podx` asking for a GPU into a Pod in the overlay's build, and kustomize builds it: the pod
-    gets the GPU. lint said only `unknown-kind` (a warning, exit 0), as it reads each object as the kind its file
-    gives. Such a write in a graph that holds a device is now bad input at its line (exit 2), and nothing of the
-    graph is written."""
+    """A JSON6902 `replace /kind` (or an `add /apiVersion`, a replacement into `kind`, a strategic-merge patch with
+    `allowKindChange`, a namePrefix fieldSpec on `kind`) turns `kind: Podx` asking for a GPU into a Pod in the
+    overlay's build, and kustomize builds it: the pod gets the GPU. lint said only `unknown-kind` (a warning, exit
+    0), as it reads each object as the kind its file gives. Such a write in a graph that holds a device is now bad
+    input at its line (exit 2), and nothing of the graph is written."""
     from dramigrate.kustomize.scan import scan
 
     paths = tree(

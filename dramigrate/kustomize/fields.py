@@ -158,6 +158,15 @@ def copied_fields(patch: Patch) -> list[DeviceField]:
     return out
 
 
+def kind_changing(k: Kustomization, patch: Patch) -> bool:
+    """The patch entry lets its strategic-merge patch write the kind of what it patches (`options:
+    {allowKindChange: true}`), which kustomize then does."""
+    entries = k.data.get(patch.key)
+    entry = entries[patch.index] if isinstance(entries, list) and patch.index < len(entries) else None
+    options = entry.get("options") if isinstance(entry, dict) else None
+    return isinstance(options, dict) and options.get("allowKindChange") not in (None, False, "false")
+
+
 def patch_fields(patch: Patch, rules: RuleSet) -> list[DeviceField]:
     """Device fields the patch sets; lines are in `patch.where`."""
     out: list[DeviceField] = []

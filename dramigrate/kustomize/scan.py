@@ -14,6 +14,7 @@ from dramigrate.kustomize.fields import (
     IDENTITY,
     DeviceField,
     copied_fields,
+    kind_changing,
     mentions_device,
     patch_fields,
     patch_text_line,
@@ -217,6 +218,9 @@ def _unit(
                 continue
             if found:
                 unit.device_patches.append(DevicePatch(p, d, found, node.kind == "Component"))
+            if kind_changing(node, p):
+                at = DeviceField("kind", p.line, "allowKindChange")
+                identity.append((node.file, at, f"the patch of {out.display(node.file)} (options: allowKindChange)"))
             identity.extend(
                 (p.where, f, f"the JSON6902 patch {out.display(p.where)} ({f.what})")
                 for f in copied
