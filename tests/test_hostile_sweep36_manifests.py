@@ -269,3 +269,27 @@ def test_a_patch_that_hides_its_device_from_a_text_search_is_named(
     said = [(e.rule, e.line) for _, e in found.errors if isinstance(e, InputError)]
     said += [(f.rule, f.line) for f in patch_findings(found, rules)]
     assert (rule, line) in said, (found.errors, patch_findings(found, rules))
+
+
+def test_a_template_fix_appends_to_a_file_of_cr_line_ends_is_a_document_kubectl_reads(tmp_path: Path) -> None:
+    """A manifest whose lines end in CR alone (old Mac) is read by kubectl whole, as one document: its reader splits
+    documents at `---` lines ended by LF. fix wrote the ResourceClaimTemplate after a `---\\r`, which kubectl never
+    splits at, so it read the migrated pod alone: a claim on a template that does not exist, the pod's GPUs gone.
+    The separator fix appends there now ends in LF."""
+    pod = ONE_GPU_POD.format(name="p").replace("\n", "\r")
+
+    result = run(pod, fix=True)
+
+    assert result.rewritten is not None and "ResourceClaimTemplate" in result.rewritten
+    assert "\n---\n" in result.rewritten, repr(result.rewritten[-300:])
+    if KUBECTL is not None:
+        (tmp_path / "p.yaml").write_text(result.rewritten, newline="")
+        out = subprocess.run(
+            [KUBECTL, "label", "--local", "-o", "name", "-f", str(tmp_path / "p.yaml"), "seen=yes"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        kinds = [name.split("/")[0] for name in out.stdout.split()]
+        assert kinds == ["pod", "resourceclaimtemplate.resource.k8s.io"], out
+    assert run(result.rewritten, fix=True).rewritten is None  # fix twice changes nothing the second time
