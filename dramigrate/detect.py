@@ -200,6 +200,7 @@ class Detector:
                 pods.append(pa)
                 findings.extend(pa.findings)
             findings.extend(stray)
+        findings, pods = self._suppressed_whole(doc, findings, pods)
         for pa in pods:
             findings.extend(self.selection(doc, pa))
         firsts: dict[int, PodAnalysis] = {}  # each object's first pod (a List of 10,000 pods: one pass, not 10,000)
@@ -217,6 +218,35 @@ class Detector:
             pa.uses = [u for u, f in zip(pa.uses, pa.findings, strict=True) if id(f) in kept]
             pa.findings = [f for f in pa.findings if id(f) in kept]
         return findings, [pa for pa in pods if pa.uses]
+
+    def _suppressed_whole(
+        self, doc: Document, findings: list[Finding], pods: list[PodAnalysis]
+    ) -> tuple[list[Finding], list[PodAnalysis]]:
+        """A pod one of whose device requests a comment suppresses (`# dramigrate: ignore`) stays as it is, whole:
+        that request stays on the device plugin, and claims for the others beside it would need a node serving the
+        same devices through both, which none does. (findings, the pods fix migrates)."""
+        out: list[PodAnalysis] = []
+        for pa in pods:
+            quiet = [(u, f) for u, f in zip(pa.uses, pa.findings, strict=True) if self.ignored(doc, f.line, f.rule)]
+            if not quiet:
+                out.append(pa)
+                continue
+            self.suppressed.extend(f for _, f in quiet)
+            mine = {id(f) for f in pa.findings}
+            findings = [f for f in findings if id(f) not in mine]
+            use = quiet[0][0]
+            findings.extend(
+                f.recast(
+                    "legacy-device-request",
+                    f"{u.resource}: {u.count} is a device-plugin request, but fix leaves this pod as it is: container "
+                    f"{use.container.name}'s {use.resource} is suppressed (line {quiet[0][1].line}) and stays on the "
+                    "device plugin, and a pod is migrated whole or not at all",
+                )
+                for u, f in zip(pa.uses, pa.findings, strict=True)
+                if all(f is not g for _, g in quiet)
+            )
+            pa.uses, pa.findings = [], []
+        return findings, out
 
     def selection(self, doc: Document, pa: PodAnalysis) -> list[Finding]:
         """Translate the pod's node-label hacks and device tolerations for the classes its claims will use."""

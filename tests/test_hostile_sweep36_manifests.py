@@ -293,3 +293,22 @@ def test_a_template_fix_appends_to_a_file_of_cr_line_ends_is_a_document_kubectl_
         kinds = [name.split("/")[0] for name in out.stdout.split()]
         assert kinds == ["pod", "resourceclaimtemplate.resource.k8s.io"], out
     assert run(result.rewritten, fix=True).rewritten is None  # fix twice changes nothing the second time
+
+
+def test_a_pod_one_of_whose_requests_is_suppressed_is_left_whole() -> None:
+    """`# dramigrate: ignore` on the app container's request kept it on the device plugin, and fix moved the
+    sidecar's GPU into a claim: a pod asking for GPUs through both, which no node serves (the cutover plan takes the
+    device plugin off a node before the DRA driver goes on). The pod is now left whole, and the request fix leaves
+    is an error that says why."""
+    pod = ONE_GPU_POD.format(name="p").replace(
+        "  containers:\n",
+        "  initContainers:\n  - name: side\n    image: x\n"
+        "    restartPolicy: Always\n    resources: {limits: {nvidia.com/gpu: 1}}\n  containers:\n",
+    )
+    pod = pod.replace("nvidia.com/gpu: 1\n", "nvidia.com/gpu: 1  # dramigrate: ignore\n")
+
+    result = run(pod, fix=True)
+
+    assert result.rewritten is None, result.rewritten
+    errors = [(f.rule, f.line, f.fixable) for f in result.findings if f.severity == "error"]
+    assert errors == [("legacy-device-request", 10, False)], result.findings
