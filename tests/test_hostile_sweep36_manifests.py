@@ -312,3 +312,29 @@ def test_a_pod_one_of_whose_requests_is_suppressed_is_left_whole() -> None:
     assert result.rewritten is None, result.rewritten
     errors = [(f.rule, f.line, f.fixable) for f in result.findings if f.severity == "error"]
     assert errors == [("legacy-device-request", 10, False)], result.findings
+
+
+def test_lint_of_a_changed_kustomize_file_alone_fails_as_lint_of_the_repository_does(tmp_path: Path) -> None:
+    """The pre-commit hook runs `dramigrate lint` on the changed files. A pod asking for a GPU in a kustomize base
+    (or an overlay's patch setting one), linted without its kustomizations, was a kustomize-patch warning (exit 0:
+    the graph has kustomizations outside the given paths, so fix writes nothing of it), while lint of the repository
+    fails on the same request. Lint now reports it as the error it is when given the whole graph."""
+    from dramigrate import engine
+    from dramigrate.sources import expand
+
+    tree(
+        tmp_path,
+        {
+            "base/pod.yaml": ONE_GPU_POD.format(name="p"),
+            "base/kustomization.yaml": "resources: [pod.yaml]\n",
+            "ov/kustomization.yaml": "resources: [../base]\npatches:\n- path: gpus.yaml\n",
+            "ov/gpus.yaml": ONE_GPU_POD.format(name="p").replace("gpu: 1", "gpu: 4"),
+        },
+    )
+    settings, rules = _rules()
+
+    given = [str(tmp_path / "base" / "pod.yaml"), str(tmp_path / "ov" / "gpus.yaml")]
+    result = engine.run(expand(given), rules, settings, Target.parse("1.36"), False)
+
+    errors = sorted((Path(f.file).name, f.rule) for f in result.findings if f.severity == "error")
+    assert errors == [("gpus.yaml", "kustomize-device-patch"), ("pod.yaml", "legacy-device-request")], errors

@@ -57,6 +57,7 @@ class Blocker:
     line: int
     message: str
     rule: str = "kustomize-unproven"
+    partial: bool = False  # only because some of the graph's kustomizations are not among the given paths
 
 
 @dataclass
@@ -81,6 +82,13 @@ class Unit:
     @property
     def migratable(self) -> bool:
         return not self.blockers
+
+    @property
+    def whole_elsewhere(self) -> bool:
+        """fix migrates the graph when given all of it: lint reports its requests as it does those of a graph it
+        was given whole (errors), so that a lint of the changed files (the pre-commit hook) never passes a request
+        a lint of the repository fails on."""
+        return all(b.partial for b in self.blockers)
 
     def why_not(self) -> str:
         return self.blockers[0].message if self.blockers else ""
@@ -117,7 +125,7 @@ class Scan:
             if self.broken and self._below_broken(os.path.dirname(path)):
                 return "a kustomization above it is broken, so the overlays that build on it are unknown"
             return ""
-        if not unit.migratable:
+        if not unit.migratable and (fix or not unit.whole_elsewhere):
             return unit.why_not()
         return MIGRATED_WITH_GRAPH if fix else ""
 
@@ -380,6 +388,7 @@ def _unit(
                 1,
                 f"{names} {'is' if len(outside) == 1 else 'are'} part of this kustomize graph but outside the given "
                 "paths; nothing of the graph is written (pass them too)",
+                partial=True,
             )
         )
     for d in sorted(members):
@@ -554,8 +563,9 @@ def _labels(text: str, rules: RuleSet) -> bool:
     return "nodeSelector" in text or "matchExpressions" in text and any(k in text for k in rules.labels)
 
 
-def patch_findings(s: Scan, rules: RuleSet) -> list[Finding]:
-    """Lint's findings on device patches (file and line of the field, naming the overlays) and on blockers."""
+def patch_findings(s: Scan, rules: RuleSet, lint: bool = False) -> list[Finding]:
+    """Lint's findings on device patches (file and line of the field, naming the overlays) and on blockers. lint: a
+    graph blocked only for kustomizations outside the given paths is reported as fix would find it given them."""
     out: list[Finding] = []
     for unit in s.units:
         for dp in unit.device_patches:
@@ -567,7 +577,7 @@ def patch_findings(s: Scan, rules: RuleSet) -> list[Finding]:
                 text = (
                     f"{f.path}: {what} set by the {dp.patch.form} of {s.display(dp.patch.owner)} (overlay {overlays})"
                 )
-                if unit.migratable:
+                if unit.migratable or lint and unit.whole_elsewhere:
                     rule, text = (
                         "kustomize-device-patch",
                         f"{text}; {PATCH_WITH_GRAPH}",
