@@ -111,9 +111,10 @@ def test_a_kustomization_that_writes_the_kind_of_an_object_asking_for_a_device_i
     assert not found.units[0].migratable
 
 
-def test_a_kind_write_in_a_graph_without_a_device_is_left_alone(tmp_path: Path) -> None:
-    """The refusal above is for graphs that hold a device: an overlay moving an HPA to autoscaling/v2 is no
-    business of dramigrate's."""
+@pytest.mark.parametrize("gpu", [False, True], ids=["no-device", "device-elsewhere"])
+def test_a_kind_write_on_objects_that_ask_for_no_device_is_left_alone(tmp_path: Path, gpu: bool) -> None:
+    """The refusal above is for writes that may reach an object asking for a device: an overlay moving an HPA to
+    autoscaling/v2 is no business of dramigrate's, in a graph without a device or beside a pod asking for one."""
     from dramigrate.kustomize.scan import scan
 
     hpa = "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata: {name: h}\n"
@@ -121,15 +122,22 @@ def test_a_kind_write_in_a_graph_without_a_device_is_left_alone(tmp_path: Path) 
         "resources: [../base]\npatches:\n- target: {kind: HorizontalPodAutoscaler}\n  patch: |\n"
         "    - op: replace\n      path: /apiVersion\n      value: autoscaling/v2\n"
     )
-    paths = tree(
-        tmp_path,
-        {"base/h.yaml": hpa, "base/kustomization.yaml": "resources: [h.yaml]\n", "overlay/kustomization.yaml": overlay},
-    )
+    files = {
+        "base/h.yaml": hpa,
+        "base/kustomization.yaml": "resources: [h.yaml]\n",
+        "overlay/kustomization.yaml": overlay,
+    }
+    if gpu:
+        files |= {
+            "base/p.yaml": ONE_GPU_POD.format(name="p"),
+            "base/kustomization.yaml": "resources: [h.yaml, p.yaml]\n",
+        }
+    paths = tree(tmp_path, files)
     _, rules = _rules()
 
     found = scan(paths, rules)
 
-    assert found.errors == [] and found.units == [], (found.errors, found.units)
+    assert found.errors == [] and all(u.migratable for u in found.units), (found.errors, found.units)
 
 
 CPU_DEPLOYMENT = """\

@@ -167,6 +167,33 @@ def kind_changing(k: Kustomization, patch: Patch) -> bool:
     return isinstance(options, dict) and options.get("allowKindChange") not in (None, False, "false")
 
 
+def target_kind(patch: Patch) -> str | None:
+    """The kind a patch's target selects when it names one plainly (kustomize reads it as a regular expression:
+    None for one that may match other kinds, and for no kind at all)."""
+    kind = (patch.target or {}).get("kind")
+    return kind if isinstance(kind, str) and re.fullmatch(r"[A-Za-z0-9]+", kind) else None
+
+
+def object_kinds(text: str) -> set[str] | None:
+    """The kinds of a manifest's objects and of the items of its lists, as written; None when one of its documents
+    or items is not a mapping with a plain kind (InputError for an alias bomb, as _compose_all)."""
+    out: set[str] = set()
+    todo = list(_compose_all(text))
+    while todo:
+        node = todo.pop()
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        fields = {_scalar(k): v for k, v in node.value}
+        kind = fields.get("kind")
+        if not isinstance(kind, yaml.ScalarNode) or kind.tag != "tag:yaml.org,2002:str":
+            return None
+        out.add(str(kind.value))
+        items = fields.get("items")
+        if isinstance(items, yaml.SequenceNode):
+            todo.extend(items.value)
+    return out
+
+
 def patch_fields(patch: Patch, rules: RuleSet) -> list[DeviceField]:
     """Device fields the patch sets; lines are in `patch.where`."""
     out: list[DeviceField] = []

@@ -16,9 +16,11 @@ from dramigrate.kustomize.fields import (
     copied_fields,
     kind_changing,
     mentions_device,
+    object_kinds,
     patch_fields,
     patch_text_line,
     replacement_fields,
+    target_kind,
     transformer_fields,
     written_keys_fields,
 )
@@ -204,7 +206,8 @@ def _unit(
     graph: Graph, members: set[Path], rules: RuleSet, out: Scan, device_free: Callable[[str], bool] | None
 ) -> Unit | None:
     unit = Unit(members, rules=rules)
-    identity: list[tuple[Path, DeviceField, str]] = []  # writes of kind or apiVersion (file, field, by what)
+    # writes of kind or apiVersion: (file, field, by what, the kind of the objects they reach when named plainly)
+    identity: list[tuple[Path, DeviceField, str, str | None]] = []
     for d in sorted(members):
         node = graph.nodes[d]
         unit.files.update(node.files)
@@ -228,9 +231,10 @@ def _unit(
                 unit.device_patches.append(DevicePatch(p, d, found, node.kind == "Component"))
             if kind_changing(node, p):
                 at = DeviceField("kind", p.line, "allowKindChange")
-                identity.append((node.file, at, f"the patch of {out.display(node.file)} (options: allowKindChange)"))
+                by = f"the patch of {out.display(node.file)} (options: allowKindChange)"
+                identity.append((node.file, at, by, target_kind(p)))
             identity.extend(
-                (p.where, f, f"the JSON6902 patch {out.display(p.where)} ({f.what})")
+                (p.where, f, f"the JSON6902 patch {out.display(p.where)} ({f.what})", target_kind(p))
                 for f in copied
                 if f.path in IDENTITY
             )
@@ -247,7 +251,7 @@ def _unit(
                 )
         keyed = _unless_bomb(unit, out, node, "configurations", "a configurations file", written_keys_fields, node)
         identity.extend(
-            (file, f, f"a fieldSpec of {out.display(file)} ({f.what})") for file, f in keyed if f.path in IDENTITY
+            (file, f, f"a fieldSpec of {out.display(file)} ({f.what})", None) for file, f in keyed if f.path in IDENTITY
         )
         for file, f in keyed:
             if f.path in IDENTITY:
@@ -285,7 +289,7 @@ def _unit(
                 )
             )
         identity.extend(
-            (file, f, f"a transformer of {out.display(node.file)} ({f.what})")
+            (file, f, f"a transformer of {out.display(node.file)} ({f.what})", None)
             for file, f in written
             if f.path in IDENTITY
         )
@@ -303,7 +307,7 @@ def _unit(
             )
         replaced = _unless_bomb(unit, out, node, "replacements", "a replacements file", replacement_fields, node, rules)
         identity.extend(
-            (node.file, f, f"a replacement in {out.display(node.file)}") for f in replaced if f.path in IDENTITY
+            (node.file, f, f"a replacement in {out.display(node.file)}", None) for f in replaced if f.path in IDENTITY
         )
         for f in replaced:
             if f.path in IDENTITY:
@@ -322,7 +326,12 @@ def _unit(
     )
     if not unit.blockers and not holds:
         return None
-    for file, f, by in identity if holds else []:
+    reached: set[str] | None = None
+    for file, f, by, kind in identity if holds else []:
+        if kind is not None:  # a write on the objects of one kind: only one that asks for a device matters
+            reached = _device_kinds(unit.files, rules) if reached is None else reached
+            if "" not in reached and kind not in reached:  # "": a file whose kinds are unknown
+                continue
         unit.blockers.append(
             Blocker(
                 file,
@@ -484,6 +493,22 @@ def _unit(
         where = str(exc) if isinstance(exc, InputError) else f"{out.display(path)}: {type(exc).__name__}"
         unit.blockers.append(Blocker(path, 1, f"a kustomization under the paths is broken ({where}); nothing written"))
     return unit
+
+
+def _device_kinds(files: set[Path], rules: RuleSet) -> set[str]:
+    """The kinds of the objects (and of the items of lists) in those of files that name a device; "" among them
+    when a file that names one cannot be read through (the kinds it holds are unknown)."""
+    out: set[str] = set()
+    for f in sorted(files):
+        text = _read(f)
+        if not mentions_device(text, rules):
+            continue
+        try:
+            nodes = object_kinds(text)
+        except InputError:
+            nodes = None
+        out.update(nodes if nodes is not None else {""})
+    return out
 
 
 T = TypeVar("T")
