@@ -346,3 +346,35 @@ def test_lint_of_a_changed_kustomize_file_alone_fails_as_lint_of_the_repository_
 
     errors = sorted((Path(f.file).name, f.rule) for f in result.findings if f.severity == "error")
     assert errors == [("gpus.yaml", "kustomize-device-patch"), ("pod.yaml", "legacy-device-request")], errors
+
+
+def test_a_move_of_a_field_kubernetes_drops_into_the_containers_is_named(tmp_path: Path) -> None:
+    """`spec.spare` is no field of a Pod (the API server drops it), so its container asking for 2 GPUs runs nowhere:
+    dramigrate says unknown-kind, a warning. An overlay's JSON6902 `move` from /spec/spare to /spec/containers
+    builds a pod that gets the 2 GPUs, and the move itself had no finding (only a copy or move into limits,
+    requests or resources was named). Any copy or move into a container, a container list, a pod spec or template
+    is now kustomize-device-field, as those are."""
+    from dramigrate.kustomize.scan import patch_findings, scan
+
+    pod = ONE_GPU_POD.format(name="p").replace("  containers:\n", "  spare:\n")
+    pod += "  containers:\n  - name: app\n    image: app:1\n"
+    overlay = (
+        "resources: [../base]\npatches:\n- target: {kind: Pod, name: p}\n  patch: |\n"
+        "    - op: move\n      from: /spec/spare\n      path: /spec/containers\n"
+    )
+    paths = tree(
+        tmp_path,
+        {
+            "base/pod.yaml": pod,
+            "base/kustomization.yaml": "resources: [pod.yaml]\n",
+            "overlay/kustomization.yaml": overlay,
+        },
+    )
+    if KUBECTL is not None:  # the built pod asks for the GPU
+        assert "nvidia.com/gpu: 1" in built(tmp_path / "overlay").split("containers:")[1]
+    _, rules = _rules()
+
+    found = patch_findings(scan(paths, rules), rules)
+
+    said = [(Path(f.file).name, f.line) for f in found if f.rule == "kustomize-device-field"]
+    assert said == [("kustomization.yaml", 5)], found

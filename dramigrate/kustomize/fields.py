@@ -138,18 +138,19 @@ def _json6902(nodes: list[yaml.Node], rules: RuleSet, out: list[DeviceField]) ->
 
 
 def copied_fields(patch: Patch) -> list[DeviceField]:
-    """The JSON6902 `copy` and `move` operations of a patch that put a whole map into a resources section (`limits`,
-    `requests`, or `resources`): the map comes from elsewhere in the object (its labels `{nvidia.com/gpu: "2"}`)
-    and the patch text names no device; and any operation but `test` on the object's `kind` or `apiVersion`
-    (path: one of IDENTITY), which makes another kind of it. Lines are in `patch.where`."""
+    """The JSON6902 `copy` and `move` operations of a patch that put a whole value where it may bring a device request
+    (_takes_requests: a resources section, a container, a pod spec): it comes from elsewhere in the object (its
+    labels `{nvidia.com/gpu: "2"}`) and the patch text names no device; and any operation but `test` on the
+    object's `kind` or `apiVersion` (path: one of IDENTITY), which makes another kind of it. Lines are in
+    `patch.where`."""
     out: list[DeviceField] = []
     for node in _compose_all(patch.text) if patch.json6902 else []:
         for op in node.value if isinstance(node, yaml.SequenceNode) else []:
             fields = {_scalar(k): _scalar(v) for k, v in op.value} if isinstance(op, yaml.MappingNode) else {}
             segments = [_unescape(s) for s in fields.get("path", "").split("/")[1:]]
             line = op.start_mark.line + patch_text_line(patch)
-            if fields.get("op") in ("copy", "move") and segments and segments[-1] in (*SECTIONS, "resources"):
-                what = f"{segments[-1]} (a {fields['op']} from {fields.get('from', '')})"
+            if fields.get("op") in ("copy", "move") and "path" in fields and _takes_requests(segments):
+                what = f"{segments[-1] if segments else 'the object'} (a {fields['op']} from {fields.get('from', '')})"
                 out.append(DeviceField(".".join(segments), line, what))
             elif fields.get("op") != "test" and is_identity(segments):
                 out.append(
@@ -192,6 +193,25 @@ def object_kinds(text: str) -> set[str] | None:
         if isinstance(items, yaml.SequenceNode):
             todo.extend(items.value)
     return out
+
+
+CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+POD_HOLDERS = (*CONTAINER_LISTS, "spec", "template", "jobTemplate")
+
+
+def _takes_requests(segments: list[str]) -> bool:
+    """A JSON pointer (split) where a whole value put there may bring device requests: a resources section, a
+    container, a container list, a pod spec or template, or the object itself (a `move` from a field of the object
+    Kubernetes would drop, `spec.spare: [{... nvidia.com/gpu: 2}]`, into `spec.containers`)."""
+    if not segments:
+        return True
+    last = segments[-1]
+    return (
+        last in (*SECTIONS, "resources", *POD_HOLDERS)
+        or len(segments) > 1
+        and segments[-2] in CONTAINER_LISTS
+        and (last.isdigit() or last == "-")
+    )
 
 
 def patch_fields(patch: Patch, rules: RuleSet) -> list[DeviceField]:
