@@ -178,13 +178,29 @@ class Detector:
                 continue
             kind = self.rules.workload(info.api_version, info.kind)
             covered: dict[int, dict[str, Any]] = {}  # id -> each resources block analyze_pod read
+            mine: list[PodAnalysis] = []
             if kind is not None:
                 for ref in pod_specs(info.obj, kind):
                     pa = self.analyze_pod(doc, info, kind, ref, findings, covered)
                     if pa.uses:
-                        pods.append(pa)
-                        findings.extend(pa.findings)
-            findings.extend(self.stray_requests(doc, info, kind, covered))
+                        mine.append(pa)
+            stray = self.stray_requests(doc, info, kind, covered)
+            beside = self._beside_pods(stray, info, kind) if mine else ""
+            for pa in mine:
+                if beside:  # claims beside what the object merges into its pods could ask for a device twice
+                    findings.extend(
+                        f.recast(
+                            "legacy-device-request",
+                            f"{use.resource}: {use.count} is a device-plugin request, but fix leaves this pod as it "
+                            f"is: {beside}, and a pod is migrated whole or not at all",
+                        )
+                        for use, f in zip(pa.uses, pa.findings, strict=True)
+                    )
+                    continue
+                pods.append(pa)
+                findings.extend(pa.findings)
+            findings.extend(stray)
+        findings, pods = self._suppressed_whole(doc, findings, pods)
         for pa in pods:
             findings.extend(self.selection(doc, pa))
         firsts: dict[int, PodAnalysis] = {}  # each object's first pod (a List of 10,000 pods: one pass, not 10,000)
@@ -202,6 +218,35 @@ class Detector:
             pa.uses = [u for u, f in zip(pa.uses, pa.findings, strict=True) if id(f) in kept]
             pa.findings = [f for f in pa.findings if id(f) in kept]
         return findings, [pa for pa in pods if pa.uses]
+
+    def _suppressed_whole(
+        self, doc: Document, findings: list[Finding], pods: list[PodAnalysis]
+    ) -> tuple[list[Finding], list[PodAnalysis]]:
+        """A pod one of whose device requests a comment suppresses (`# dramigrate: ignore`) stays as it is, whole:
+        that request stays on the device plugin, and claims for the others beside it would need a node serving the
+        same devices through both, which none does. (findings, the pods fix migrates)."""
+        out: list[PodAnalysis] = []
+        for pa in pods:
+            quiet = [(u, f) for u, f in zip(pa.uses, pa.findings, strict=True) if self.ignored(doc, f.line, f.rule)]
+            if not quiet:
+                out.append(pa)
+                continue
+            self.suppressed.extend(f for _, f in quiet)
+            mine = {id(f) for f in pa.findings}
+            findings = [f for f in findings if id(f) not in mine]
+            use = quiet[0][0]
+            findings.extend(
+                f.recast(
+                    "legacy-device-request",
+                    f"{u.resource}: {u.count} is a device-plugin request, but fix leaves this pod as it is: container "
+                    f"{use.container.name}'s {use.resource} is suppressed (line {quiet[0][1].line}) and stays on the "
+                    "device plugin, and a pod is migrated whole or not at all",
+                )
+                for u, f in zip(pa.uses, pa.findings, strict=True)
+                if all(f is not g for _, g in quiet)
+            )
+            pa.uses, pa.findings = [], []
+        return findings, out
 
     def selection(self, doc: Document, pa: PodAnalysis) -> list[Finding]:
         """Translate the pod's node-label hacks and device tolerations for the classes its claims will use."""
@@ -893,6 +938,23 @@ class Detector:
         return out
 
     # -- device requests outside pod specs dramigrate knows ------------------------------------------
+
+    def _beside_pods(self, stray: list[Finding], info: ObjectInfo, kind: WorkloadKind | None) -> str:
+        """Why the pods of a known kind are left whole ("" when they are not): the object also asks for a device
+        outside the pod specs dramigrate knows, other than at a pod's own (pod-level) resources, which the API
+        server refuses. The controller may merge it into those pods (Argo merges `templateDefaults` into every
+        template): a claim for the pod's own request beside it would ask for the device twice."""
+        if kind is None:
+            return ""
+        pod_level = {f"{ref.path}.resources" for ref in pod_specs(info.obj, kind)}
+        away = next((f for f in stray if f.rule == "unknown-kind" and f.pod_template_path not in pod_level), None)
+        if away is None:
+            return ""
+        return (
+            f"{info.kind} also asks for {away.resource} at {away.pod_template_path}, outside the pod specs dramigrate "
+            "knows, which its controller may merge into this pod (Argo merges spec.templateDefaults into every "
+            "template)"
+        )
 
     def stray_requests(
         self, doc: Document, info: ObjectInfo, kind: WorkloadKind | None, covered: dict[int, dict[str, Any]]

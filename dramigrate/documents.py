@@ -102,6 +102,9 @@ class Document:
         return (self.start_line + line, col + 1)
 
 
+_APPENDED = "\0---\0"  # the separator of a document fix appends, until the line ends are written (no text holds NUL)
+
+
 @dataclass
 class YamlFile:
     path: str
@@ -125,12 +128,20 @@ class YamlFile:
             for extra in doc.appended:
                 if out and not out[-1].endswith("\n"):
                     out.append("\n")
-                out.append("---\n" + extra)
+                out.append(_APPENDED + extra)
         text = "".join(out)
+        # kubectl and kustomize split a stream into documents at `---` lines ended by LF: in a file whose lines end
+        # in CR alone (old Mac), a `---\r` is no separator for them, and a ResourceClaimTemplate fix appends after
+        # it would be lost (the first document alone is read). The separators fix writes there end in LF.
+        cr_alone = self.newline == "\r" and self.crlf_lines is None
+        if not cr_alone:
+            text = text.replace(_APPENDED, "---\n")
         if self.crlf_lines is not None:
             text = _line_ends_kept(self.text, text, self.crlf_lines, self.newline)
         elif self.newline != "\n":
             text = text.replace("\n", self.newline)
+        if cr_alone:
+            text = text.replace(_APPENDED, "\n---\n")
         return ("\ufeff" if self.bom else "") + text
 
     @property

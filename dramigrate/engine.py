@@ -159,7 +159,7 @@ def run(
             out.decisions.extend(r.decisions)
     out.files.extend(r for r in results if r.findings or r.error or r.rewritten)
     if kz is not None:
-        _kustomize_findings(kz, rules, out, real_of)
+        _kustomize_findings(kz, rules, out, real_of, lint=not fix)
     for r in out.files:
         out.findings.extend(r.findings)
         for name, cls in r.classes.items():
@@ -345,15 +345,15 @@ def _collect(
     return out
 
 
-def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult, resolved: dict[str, str]) -> None:
+def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult, resolved: dict[str, str], lint: bool) -> None:
     """Findings on kustomize patches and graphs (no build); a base's requests name the overlays on it.
-    resolved: the inputs' resolved paths (each file is resolved once per run)."""
+    resolved: the inputs' resolved paths (each file is resolved once per run). lint: patch_findings'."""
     for r in out.files:
         if r.path == "-" or not kz.unit_of:
             continue
         known = resolved.get(r.path)
         unit = kz.unit_of.get(known if known is not None else str(_resolved(Path(r.path))))
-        if unit is None or not unit.migratable:
+        if unit is None or not (unit.migratable or lint and unit.whole_elsewhere):
             continue
         path = Path(known) if known is not None else _resolved(Path(r.path))
         folders = kz.graph.owners_of(path)
@@ -364,7 +364,7 @@ def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult, resolved: dict
                     f"; in a kustomize base of {overlays}: fix migrates it with every overlay, proving each build"
                 )
     by_file: dict[str, list[Finding]] = {}
-    found = patch_findings(kz, rules)
+    found = patch_findings(kz, rules, lint)
     if found:
         from dramigrate.detect import explain_requests
 

@@ -12,12 +12,21 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
-from dramigrate.kustomize.graph import Kustomization, Patch, excessive_aliasing, under
+from dramigrate.kustomize.graph import BINARY_READ, Kustomization, Patch, binary_node, excessive_aliasing, under
 from dramigrate.limits import check_structure, read_regular
 from dramigrate.rules import RuleSet
 
 SECTIONS = ("limits", "requests")
+UNREAD = "kustomize-unproven"  # the rule of a text the scan does not read (an alias bomb): its graph is left
+# what an object is: a build that writes either turns an object dramigrate read as another kind (or as nothing it
+# knows, `kind: Podx` asking for a GPU) into a workload; DeviceField.path names the field so written
+IDENTITY = ("kind", "apiVersion")
 _KEY = re.compile(r"([a-z0-9][-a-z0-9.]*\.[a-z]{2,}/[-\w.]+)")
+
+
+def is_identity(segments: list[str]) -> bool:
+    """The field path (split) is the object's kind or apiVersion."""
+    return len(segments) == 1 and segments[0] in IDENTITY
 
 
 @dataclass(frozen=True)
@@ -37,11 +46,13 @@ def device_key(key: str, rules: RuleSet) -> bool:
 
 def _compose_all(text: str) -> list[yaml.Node]:
     """The patch's documents; InputError for one whose aliases expand to nearly all it holds (a YAML alias bomb),
-    which the walk for device fields would follow copy by copy (2^29 of them in a 35-line patch)."""
+    which the walk for device fields would follow copy by copy (2^29 of them in a 35-line patch), or that nests
+    past the limit (rule kustomize-unproven: the graph is left); and bad input for a value written as !!binary
+    (kustomize reads `path: !!binary L3NwZWMv...` as the path it encodes), at its line in the text."""
     try:
         check_structure("", text)  # hundreds of nested collections, which the composer recurses into: named
     except InputError as exc:
-        raise InputError(f"values {exc.message}, and nothing of its graph is written") from exc
+        raise InputError(f"values {exc.message}, and nothing of its graph is written", rule=UNREAD) from exc
     try:
         nodes = [n for n in yaml.compose_all(text, Loader=yaml.SafeLoader) if n is not None]
     except yaml.YAMLError:
@@ -49,8 +60,12 @@ def _compose_all(text: str) -> list[yaml.Node]:
     if "*" in text and any(excessive_aliasing(n) for n in nodes):
         raise InputError(
             "aliases that expand to nearly every value of it (a YAML alias bomb): not read, and nothing of its "
-            "graph is written (migrate it by hand)"
+            "graph is written (migrate it by hand)",
+            rule=UNREAD,
         )
+    binary = next((b for n in nodes if (b := binary_node(n)) is not None), None) if "!" in text else None
+    if binary is not None:
+        raise InputError(f"a value written as !!binary, {BINARY_READ}", line=binary.start_mark.line + 1)
     return nodes
 
 
@@ -123,18 +138,80 @@ def _json6902(nodes: list[yaml.Node], rules: RuleSet, out: list[DeviceField]) ->
 
 
 def copied_fields(patch: Patch) -> list[DeviceField]:
-    """The JSON6902 `copy` and `move` operations of a patch that put a whole map into a resources section (`limits`,
-    `requests`, or `resources`): the map comes from elsewhere in the object (its labels `{nvidia.com/gpu: "2"}`)
-    and the patch text names no device; lines are in `patch.where`."""
+    """The JSON6902 `copy` and `move` operations of a patch that put a whole value where it may bring a device request
+    (_takes_requests: a resources section, a container, a pod spec): it comes from elsewhere in the object (its
+    labels `{nvidia.com/gpu: "2"}`) and the patch text names no device; and any operation but `test` on the
+    object's `kind` or `apiVersion` (path: one of IDENTITY), which makes another kind of it. Lines are in
+    `patch.where`."""
     out: list[DeviceField] = []
     for node in _compose_all(patch.text) if patch.json6902 else []:
         for op in node.value if isinstance(node, yaml.SequenceNode) else []:
             fields = {_scalar(k): _scalar(v) for k, v in op.value} if isinstance(op, yaml.MappingNode) else {}
             segments = [_unescape(s) for s in fields.get("path", "").split("/")[1:]]
-            if fields.get("op") in ("copy", "move") and segments and segments[-1] in (*SECTIONS, "resources"):
-                what = f"{segments[-1]} (a {fields['op']} from {fields.get('from', '')})"
-                out.append(DeviceField(".".join(segments), op.start_mark.line + patch_text_line(patch), what))
+            line = op.start_mark.line + patch_text_line(patch)
+            if fields.get("op") in ("copy", "move") and "path" in fields and _takes_requests(segments):
+                what = f"{segments[-1] if segments else 'the object'} (a {fields['op']} from {fields.get('from', '')})"
+                out.append(DeviceField(".".join(segments), line, what))
+            elif fields.get("op") != "test" and is_identity(segments):
+                out.append(
+                    DeviceField(segments[0], line, f"a {fields.get('op')} of /{segments[0]}", fields.get("value"))
+                )
     return out
+
+
+def kind_changing(k: Kustomization, patch: Patch) -> bool:
+    """The patch entry lets its strategic-merge patch write the kind of what it patches (`options:
+    {allowKindChange: true}`), which kustomize then does."""
+    entries = k.data.get(patch.key)
+    entry = entries[patch.index] if isinstance(entries, list) and patch.index < len(entries) else None
+    options = entry.get("options") if isinstance(entry, dict) else None
+    return isinstance(options, dict) and options.get("allowKindChange") not in (None, False, "false")
+
+
+def target_kind(patch: Patch) -> str | None:
+    """The kind a patch's target selects when it names one plainly (kustomize reads it as a regular expression:
+    None for one that may match other kinds, and for no kind at all)."""
+    kind = (patch.target or {}).get("kind")
+    return kind if isinstance(kind, str) and re.fullmatch(r"[A-Za-z0-9]+", kind) else None
+
+
+def object_kinds(text: str) -> set[str] | None:
+    """The kinds of a manifest's objects and of the items of its lists, as written; None when one of its documents
+    or items is not a mapping with a plain kind (InputError for an alias bomb, as _compose_all)."""
+    out: set[str] = set()
+    todo = list(_compose_all(text))
+    while todo:
+        node = todo.pop()
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        fields = {_scalar(k): v for k, v in node.value}
+        kind = fields.get("kind")
+        if not isinstance(kind, yaml.ScalarNode) or kind.tag != "tag:yaml.org,2002:str":
+            return None
+        out.add(str(kind.value))
+        items = fields.get("items")
+        if isinstance(items, yaml.SequenceNode):
+            todo.extend(items.value)
+    return out
+
+
+CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+POD_HOLDERS = (*CONTAINER_LISTS, "spec", "template", "jobTemplate")
+
+
+def _takes_requests(segments: list[str]) -> bool:
+    """A JSON pointer (split) where a whole value put there may bring device requests: a resources section, a
+    container, a container list, a pod spec or template, or the object itself (a `move` from a field of the object
+    Kubernetes would drop, `spec.spare: [{... nvidia.com/gpu: 2}]`, into `spec.containers`)."""
+    if not segments:
+        return True
+    last = segments[-1]
+    return (
+        last in (*SECTIONS, "resources", *POD_HOLDERS)
+        or len(segments) > 1
+        and segments[-2] in CONTAINER_LISTS
+        and (last.isdigit() or last == "-")
+    )
 
 
 def patch_fields(patch: Patch, rules: RuleSet) -> list[DeviceField]:
@@ -199,7 +276,19 @@ def _replacement_paths(
                 out.append(DeviceField(p, line, what))
             elif segments and segments[-1] in (*SECTIONS, "resources"):  # a whole map put there, from elsewhere
                 out.append(DeviceField(p, line, segments[-1]))
+            elif is_identity(segments) and p in _target_paths(entry):
+                out.append(DeviceField(segments[0], line, "a replacement"))
     return out
+
+
+def _target_paths(entry: dict[str, Any]) -> list[str]:
+    """The fieldPaths a replacement writes."""
+    targets = entry.get("targets")
+    return (
+        [str(p) for t in targets if isinstance(t, dict) for p in t.get("fieldPaths") or []]
+        if isinstance(targets, list)
+        else []
+    )
 
 
 def _replacements_file(k: Kustomization, name: str) -> Any:
@@ -293,10 +382,13 @@ def transformer_fields(
 
 
 def _into_resources(spec: Any) -> bool:
-    """A fieldSpec whose path reaches into a resources section of a container (or is one)."""
+    """A fieldSpec whose path reaches into a resources section of a container (or is one), or is the object's kind
+    or apiVersion (a name prefix written there makes `od` a Pod)."""
     path = spec.get("path") if isinstance(spec, dict) else None
     segments = [s.removesuffix("[]") for s in str(path).split("/")] if isinstance(path, str) else []
-    return bool(segments) and (segments[-1] == "resources" or any(s in SECTIONS for s in segments))
+    return bool(segments) and (
+        segments[-1] == "resources" or any(s in SECTIONS for s in segments) or is_identity(segments)
+    )
 
 
 def field_path_segments(path: str) -> list[str]:

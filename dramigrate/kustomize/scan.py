@@ -11,11 +11,16 @@ from typing import Any, TypeVar
 
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.fields import (
+    IDENTITY,
     DeviceField,
     copied_fields,
+    kind_changing,
     mentions_device,
+    object_kinds,
     patch_fields,
+    patch_text_line,
     replacement_fields,
+    target_kind,
     transformer_fields,
     written_keys_fields,
 )
@@ -54,6 +59,7 @@ class Blocker:
     line: int
     message: str
     rule: str = "kustomize-unproven"
+    partial: bool = False  # only because some of the graph's kustomizations are not among the given paths
 
 
 @dataclass
@@ -78,6 +84,13 @@ class Unit:
     @property
     def migratable(self) -> bool:
         return not self.blockers
+
+    @property
+    def whole_elsewhere(self) -> bool:
+        """fix migrates the graph when given all of it: lint reports its requests as it does those of a graph it
+        was given whole (errors), so that a lint of the changed files (the pre-commit hook) never passes a request
+        a lint of the repository fails on."""
+        return all(b.partial for b in self.blockers)
 
     def why_not(self) -> str:
         return self.blockers[0].message if self.blockers else ""
@@ -114,7 +127,7 @@ class Scan:
             if self.broken and self._below_broken(os.path.dirname(path)):
                 return "a kustomization above it is broken, so the overlays that build on it are unknown"
             return ""
-        if not unit.migratable:
+        if not unit.migratable and (fix or not unit.whole_elsewhere):
             return unit.why_not()
         return MIGRATED_WITH_GRAPH if fix else ""
 
@@ -173,6 +186,12 @@ def scan(
         for f in unit.files | unit.patch_files:  # a file of two graphs: the one fix migrates (it writes the file)
             if str(f) not in out.unit_of or not out.unit_of[str(f)].migratable:
                 out.unit_of[str(f)] = unit
+    out.errors.extend(
+        (Path(out.display(b.file)), InputError(b.message, out.display(b.file), b.line))
+        for unit in out.units
+        for b in unit.blockers
+        if b.rule == "bad-input"
+    )
     return out
 
 
@@ -187,22 +206,39 @@ def _unit(
     graph: Graph, members: set[Path], rules: RuleSet, out: Scan, device_free: Callable[[str], bool] | None
 ) -> Unit | None:
     unit = Unit(members, rules=rules)
+    # writes of kind or apiVersion: (file, field, by what, the kind of the objects they reach when named plainly)
+    identity: list[tuple[Path, DeviceField, str, str | None]] = []
     for d in sorted(members):
         node = graph.nodes[d]
         unit.files.update(node.files)
         for p in node.patches:
             if p.file is not None:
                 unit.patch_files.add(p.file)
+            tagged = "!" in p.text  # a tag kustomize reads through (!!binary): the parse refuses it
             try:
-                found = patch_fields(p, rules) if mentions_device(p.text, rules) or _labels(p.text, rules) else []
-                copied = copied_fields(p) if "op" in p.text else []
-            except InputError as exc:  # an alias bomb: named, never expanded
-                unit.blockers.append(
-                    Blocker(p.where, p.line if p.file is None else 1, f"the patch holds {exc.message}")
+                found = (
+                    patch_fields(p, rules) if tagged or mentions_device(p.text, rules) or _labels(p.text, rules) else []
                 )
+                # the operation's key may be spelled with an escape (`"\u006fp": move`)
+                copied = copied_fields(p) if tagged or "op" in p.text or "\\" in p.text else []
+            except InputError as exc:  # an alias bomb: named, never expanded; a !!binary value: bad input
+                line = p.line if p.file is None else 1
+                if exc.line:
+                    line = patch_text_line(p) + exc.line - 1
+                unit.blockers.append(Blocker(p.where, line, f"the patch holds {exc.message}", exc.rule))
                 continue
             if found:
                 unit.device_patches.append(DevicePatch(p, d, found, node.kind == "Component"))
+            if kind_changing(node, p):
+                at = DeviceField("kind", p.line, "allowKindChange")
+                by = f"the patch of {out.display(node.file)} (options: allowKindChange)"
+                identity.append((node.file, at, by, target_kind(p)))
+            identity.extend(
+                (p.where, f, f"the JSON6902 patch {out.display(p.where)} ({f.what})", target_kind(p))
+                for f in copied
+                if f.path in IDENTITY
+            )
+            copied = [f for f in copied if f.path not in IDENTITY]
             for f in copied:
                 unit.blockers.append(
                     Blocker(
@@ -214,7 +250,12 @@ def _unit(
                     )
                 )
         keyed = _unless_bomb(unit, out, node, "configurations", "a configurations file", written_keys_fields, node)
+        identity.extend(
+            (file, f, f"a fieldSpec of {out.display(file)} ({f.what})", None) for file, f in keyed if f.path in IDENTITY
+        )
         for file, f in keyed:
+            if f.path in IDENTITY:
+                continue
             unit.blockers.append(
                 Blocker(
                     file,
@@ -235,7 +276,26 @@ def _unit(
             _transformer_texts(graph, node),
             rules,
         )
+        for file, line, key in _changed_configs(graph, node):
+            unit.blockers.append(
+                Blocker(
+                    file,
+                    line,
+                    f"{out.display(file.parent)}, a folder kustomize builds for the transformers of "
+                    f"{out.display(node.file)}, changes its transformer configurations in that build ({key}), which "
+                    "dramigrate does not build: what they write into the objects (a device request) is unknown; "
+                    "migrate it by hand",
+                    "kustomize-device-field",
+                )
+            )
+        identity.extend(
+            (file, f, f"a transformer of {out.display(node.file)} ({f.what})", None)
+            for file, f in written
+            if f.path in IDENTITY
+        )
         for file, f in written:
+            if f.path in IDENTITY:
+                continue
             unit.blockers.append(
                 Blocker(
                     file,
@@ -246,7 +306,12 @@ def _unit(
                 )
             )
         replaced = _unless_bomb(unit, out, node, "replacements", "a replacements file", replacement_fields, node, rules)
+        identity.extend(
+            (node.file, f, f"a replacement in {out.display(node.file)}", None) for f in replaced if f.path in IDENTITY
+        )
         for f in replaced:
+            if f.path in IDENTITY:
+                continue
             unit.blockers.append(
                 Blocker(
                     node.file,
@@ -255,12 +320,29 @@ def _unit(
                     "kustomize-device-field",
                 )
             )
-    if (
-        not unit.blockers
-        and not any(not dp.fields[0].label for dp in unit.device_patches)
-        and not any(not (device_free and device_free(str(f))) and mentions_device(_read(f), rules) for f in unit.files)
-    ):
+    holds = any(not dp.fields[0].label for dp in unit.device_patches) or (
+        (not unit.blockers or bool(identity))  # the files are read only when it matters
+        and any(not (device_free and device_free(str(f))) and mentions_device(_read(f), rules) for f in unit.files)
+    )
+    if not unit.blockers and not holds:
         return None
+    reached: set[str] | None = None
+    for file, f, by, kind in identity if holds else []:
+        if kind is not None:  # a write on the objects of one kind: only one that asks for a device matters
+            reached = _device_kinds(unit.files, rules) if reached is None else reached
+            if "" not in reached and kind not in reached:  # "": a file whose kinds are unknown
+                continue
+        unit.blockers.append(
+            Blocker(
+                file,
+                f.line,
+                f"{by} writes the {f.path} of the objects it reaches: an object of this graph that asks for a "
+                "device under another kind (or one dramigrate does not know) would be built as a workload, and "
+                "dramigrate reads each object as the kind its file gives; not checked, nothing of the graph is "
+                "written (write the kind in the resource file)",
+                "bad-input",
+            )
+        )
     for dp in unit.device_patches:
         f = dp.fields[0]
         if dp.component:
@@ -315,6 +397,7 @@ def _unit(
                 1,
                 f"{names} {'is' if len(outside) == 1 else 'are'} part of this kustomize graph but outside the given "
                 "paths; nothing of the graph is written (pass them too)",
+                partial=True,
             )
         )
     for d in sorted(members):
@@ -412,6 +495,22 @@ def _unit(
     return unit
 
 
+def _device_kinds(files: set[Path], rules: RuleSet) -> set[str]:
+    """The kinds of the objects (and of the items of lists) in those of files that name a device; "" among them
+    when a file that names one cannot be read through (the kinds it holds are unknown)."""
+    out: set[str] = set()
+    for f in sorted(files):
+        text = _read(f)
+        if not mentions_device(text, rules):
+            continue
+        try:
+            nodes = object_kinds(text)
+        except InputError:
+            nodes = None
+        out.update(nodes if nodes is not None else {""})
+    return out
+
+
 T = TypeVar("T")
 
 
@@ -424,16 +523,45 @@ def _unless_bomb(
         return read(*args)
     except InputError as exc:
         unit.blockers.append(
-            Blocker(node.file, node.line_of(key), f"{what} of {out.display(node.file)} holds {exc.message}")
+            Blocker(node.file, node.line_of(key), f"{what} of {out.display(node.file)} holds {exc.message}", exc.rule)
         )
         return []
+
+
+# what a kustomization built for its transformer configurations may do to them besides listing them
+CONFIG_CHANGES = (
+    "patches",
+    "patchesStrategicMerge",
+    "patchesJson6902",
+    "replacements",
+    "transformers",
+    "components",
+    "generators",
+)
+
+
+@dataclass(frozen=True)
+class _Changes:
+    """A key of a transformer folder's kustomization that changes its configurations (CONFIG_CHANGES)."""
+
+    key: str
 
 
 def _transformer_texts(graph: Graph, k: Kustomization) -> list[tuple[Path, int, str]]:
     """(file, line, text) of each transformer configuration k's `transformers:` lists: inline (k's file, the entry's
     line), a file of k's folder, or the resource files of a kustomization folder kustomize builds for them."""
+    return [t for t in _transformer_sources(graph, k) if isinstance(t[2], str)]
+
+
+def _changed_configs(graph: Graph, k: Kustomization) -> list[tuple[Path, int, str]]:
+    """(kustomization file, line, key) of each kustomization folder k's `transformers:` builds whose own build
+    changes the configurations it lists (a patch, a replacement, ...): what they write is known only from a build."""
+    return [(f, line, key.key) for f, line, key in _transformer_sources(graph, k) if isinstance(key, _Changes)]
+
+
+def _transformer_sources(graph: Graph, k: Kustomization) -> list[tuple[Path, int, str | _Changes]]:
     entries = k.data.get("transformers")
-    out: list[tuple[Path, int, str]] = []
+    out: list[tuple[Path, int, str | _Changes]] = []
     for i, entry in enumerate(entries if isinstance(entries, list) else []):
         if not isinstance(entry, str) or "\0" in entry or is_url(entry):
             continue
@@ -449,6 +577,7 @@ def _transformer_texts(graph: Graph, k: Kustomization) -> list[tuple[Path, int, 
                 continue
             seen.add(folder)
             out.extend((f, 1, _read(f)) for f in node.files)
+            out.extend((node.file, node.line_of(key), _Changes(key)) for key in CONFIG_CHANGES if node.data.get(key))
             todo.extend(node.children)
         if not seen and under(str(target), {str(k.dir.resolve())}):  # kustomize reads no file elsewhere
             out.append((target, 1, _read(target)))
@@ -459,8 +588,9 @@ def _labels(text: str, rules: RuleSet) -> bool:
     return "nodeSelector" in text or "matchExpressions" in text and any(k in text for k in rules.labels)
 
 
-def patch_findings(s: Scan, rules: RuleSet) -> list[Finding]:
-    """Lint's findings on device patches (file and line of the field, naming the overlays) and on blockers."""
+def patch_findings(s: Scan, rules: RuleSet, lint: bool = False) -> list[Finding]:
+    """Lint's findings on device patches (file and line of the field, naming the overlays) and on blockers. lint: a
+    graph blocked only for kustomizations outside the given paths is reported as fix would find it given them."""
     out: list[Finding] = []
     for unit in s.units:
         for dp in unit.device_patches:
@@ -472,7 +602,7 @@ def patch_findings(s: Scan, rules: RuleSet) -> list[Finding]:
                 text = (
                     f"{f.path}: {what} set by the {dp.patch.form} of {s.display(dp.patch.owner)} (overlay {overlays})"
                 )
-                if unit.migratable:
+                if unit.migratable or lint and unit.whole_elsewhere:
                     rule, text = (
                         "kustomize-device-patch",
                         f"{text}; {PATCH_WITH_GRAPH}",
@@ -487,7 +617,7 @@ def patch_findings(s: Scan, rules: RuleSet) -> list[Finding]:
         seen: set[tuple[str, int, str]] = set()
         for b in unit.blockers:
             key = (str(b.file), b.line, b.message)
-            if key in seen:
+            if key in seen or b.rule == "bad-input":  # the run's bad input (Scan.errors)
                 continue
             seen.add(key)
             out.append(Finding(b.rule, RULES[b.rule][0], b.message, s.display(b.file), b.line, 1))
