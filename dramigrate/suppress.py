@@ -134,11 +134,25 @@ def rules_named(text: str | None) -> list[str]:
 
 
 def _is_comment(line: str, at: int) -> bool:
-    """The `#` at `at` starts a comment: at the line's start or after whitespace, and not inside a quoted string."""
+    """The `#` at `at` starts a comment: at the line's start or after whitespace, and not inside a quoted string.
+    A double-quoted string escapes its quote (`"\\" # dramigrate: disable-file "` is one string: counting quotes read
+    its text as a comment that silenced every finding of the file); a single-quoted one doubles it, which reads as
+    closing and opening again. A quote inside a plain scalar (`it's`) is taken as opening a string: such a comment
+    silences nothing, never more than it says."""
     before = line[:at]
     if before and not before[-1].isspace():
         return False
-    return before.count('"') % 2 == 0 and before.count("'") % 2 == 0
+    quote, i = "", 0
+    while i < len(before):
+        c = before[i]
+        if quote == '"' and c == "\\":
+            i += 1  # the escaped character, a quote included
+        elif c == quote:
+            quote = ""
+        elif not quote and c in "\"'":
+            quote = c
+        i += 1
+    return not quote
 
 
 class FileSuppressions:
