@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.fields import (
     DeviceField,
+    container_of,
     copied_fields,
     mentions_device,
     patch_fields,
@@ -481,8 +482,22 @@ def patch_findings(s: Scan, rules: RuleSet) -> list[Finding]:
                     rule, text = "kustomize-patch", f"{text}; left as is: {unit.why_not()}"
                 resource = "" if f.label else f.what
                 where = s.display(dp.patch.where)
+                kind, namespace, name = f.target  # a patch retargeted, or moved to another container, is new
                 out.append(
-                    Finding(rule, RULES[rule][0], text, where, f.line, 1, resource=resource, fixable=unit.migratable)
+                    Finding(
+                        rule,
+                        RULES[rule][0],
+                        text,
+                        where,
+                        f.line,
+                        1,
+                        kind=kind,
+                        namespace=namespace,
+                        name=name,
+                        container=container_of(f.path),
+                        resource=resource,
+                        fixable=unit.migratable,
+                    )
                 )
         seen: set[tuple[str, int, str]] = set()
         for b in unit.blockers:

@@ -1,0 +1,105 @@
+"""Session 36's red team on what a CI gate and a reviewer read (issue 11): report formats, baselines, suppression
+comments, explain and fit. Each break as its smallest input, in process where the process boundary is not what is
+tested."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import dramigrate_in_process
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+  - name: c
+    image: x
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+"""
+
+
+def test_an_escaped_quote_does_not_turn_a_string_into_a_suppression_comment(tmp_path: Path) -> None:
+    """`x: "\\" # dramigrate: disable-file "` is one string (a ConfigMap's value): counting the quotes before the `#`
+    (two) read its text as a comment, which silenced the GPU request of every document of the file (lint exit 0)."""
+    (tmp_path / "a.yaml").write_text(
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  x: "\\" # dramigrate: disable-file "\n---\n'
+        + POD
+    )
+
+    code, out, _ = dramigrate_in_process(["lint", "--format", "json", "a.yaml"], cwd=tmp_path)
+
+    assert code == 1, out
+    assert [f["rule"] for f in json.loads(out)["findings"]] == ["legacy-device-request"]
+
+
+KUSTOMIZE_BASE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: a
+spec:
+  template:
+    spec:
+      containers:
+      - {name: c, image: x}
+      - {name: d, image: x}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: b
+spec:
+  template:
+    spec:
+      containers:
+      - {name: c, image: x}
+"""
+
+SMP = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+      containers:
+      - name: {container}
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+"""
+
+
+def test_a_baselined_kustomize_patch_retargeted_is_a_new_finding(tmp_path: Path) -> None:
+    """A device patch's finding carried no kind, name or container, so its baseline entry was (file, resource, rule):
+    the same patch moved to another Deployment or another container of the file stayed "known" (lint exit 0), where
+    a plain manifest's request moved so is new."""
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources: [deploy.yaml]\n")
+    (tmp_path / "base" / "deploy.yaml").write_text(KUSTOMIZE_BASE)
+    (tmp_path / "overlay").mkdir()
+    (tmp_path / "overlay" / "kustomization.yaml").write_text("resources: [../base]\npatches:\n- path: gpu.yaml\n")
+    patch = tmp_path / "overlay" / "gpu.yaml"
+    patch.write_text(SMP.format(name="a", container="c"))
+    code, _, err = dramigrate_in_process(["lint", "--write-baseline", "bl.json", "."], cwd=tmp_path)
+    assert code == 1, err
+
+    for name, container in (("b", "c"), ("a", "d")):
+        patch.write_text(SMP.format(name=name, container=container))
+        code, out, _ = dramigrate_in_process(["lint", "--baseline", "bl.json", "--format", "json", "."], cwd=tmp_path)
+
+        assert code == 1, (name, container, out)
+        (new,) = json.loads(out)["findings"]
+        assert (new["rule"], new["kind"], new["name"], new["container"]) == (
+            "kustomize-device-patch",
+            "Deployment",
+            name,
+            container,
+        )
