@@ -43,6 +43,8 @@ class Device:
 
     driver: str
     pool: str
+    # its node (nodeName); for the nodes a node selector picks (the inventory has no node labels to tell which), a
+    # name saying whose selector; None: every node (allNodes)
     node: str | None
     name: str
     attributes: dict[str, dict[str, object]] = field(default_factory=dict)
@@ -52,6 +54,9 @@ class Device:
         """Look up ``domain/name`` (or a bare name in the driver's domain)."""
         domain, name = split_qualified_name(qualified_name, self.driver)
         return self.attributes.get(domain, {}).get(name)
+
+
+EVERY_NODE = "(every node)"  # how fit names the node of a device available to all (allNodes)
 
 
 def split_qualified_name(name: str, default_domain: str) -> tuple[str, str]:
@@ -215,9 +220,8 @@ def _slice_devices(obj: Any, where: str, at: tuple[Any, ...]) -> list[Device]:
     pool = spec.get("pool") or {}
     if not isinstance(pool, Mapping) or not isinstance(pool.get("name"), str):
         raise _Bad(f"{where}: spec.pool.name is missing", (*at, "pool", "name"))
-    node = spec.get("nodeName")
-    if node is not None and not isinstance(node, str):
-        raise _Bad(f"{where}: spec.nodeName must be a string", (*at, "nodeName"))
+    per_device = spec.get("perDeviceNodeSelection") is True
+    node = None if per_device else _node(spec, f"ResourceSlice {name}", f"{where}: spec", at)
     raw_devices = spec.get("devices") or []
     if not isinstance(raw_devices, list):
         raise _Bad(f"{where}: spec.devices must be a list", (*at, "devices"))
@@ -234,13 +238,30 @@ def _slice_devices(obj: Any, where: str, at: tuple[Any, ...]) -> list[Device]:
             Device(
                 driver=driver,
                 pool=pool["name"],
-                node=node,
+                node=_node(raw, f"device {raw['name']} of ResourceSlice {name}", device_where, device_at)
+                if per_device
+                else node,
                 name=raw["name"],
                 attributes=_attributes(body.get("attributes") or {}, driver, device_where, (*body_at, "attributes")),
                 capacity=_capacity(body.get("capacity") or {}, driver, device_where, (*body_at, "capacity")),
             )
         )
     return devices
+
+
+def _node(obj: Mapping[str, Any], whose: str, where: str, at: tuple[Any, ...]) -> str | None:
+    """Where a slice's devices (or, under perDeviceNodeSelection, one device) can be used: the name of its node, None
+    for every node (allNodes), else the nodes its nodeSelector picks, named by whose selector it is. A device for
+    every node was taken for one of a node named "None", so a node's GPU and a network-attached NIC never fitted
+    together (and two devices of no node fitted together as if on one)."""
+    node = obj.get("nodeName")
+    if node is not None and not isinstance(node, str):
+        raise _Bad(f"{where}: nodeName must be a string", (*at, "nodeName"))
+    if node:
+        return node
+    if obj.get("allNodes") is True:
+        return None
+    return f"(the nodes the nodeSelector of {whose} picks)"
 
 
 def _attributes(raw: Any, driver: str, where: str, at: tuple[Any, ...]) -> dict[str, dict[str, object]]:

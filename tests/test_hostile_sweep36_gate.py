@@ -103,3 +103,48 @@ def test_a_baselined_kustomize_patch_retargeted_is_a_new_finding(tmp_path: Path)
             name,
             container,
         )
+
+
+FABRIC = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpus}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: node-a
+  pool: {name: node-a}
+  devices:
+  - name: gpu-0
+    attributes:
+      type: {string: gpu}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: fabric}
+spec:
+  driver: dra.net
+  allNodes: true
+  pool: {name: fabric}
+  devices:
+  - name: efa-0
+    attributes:
+      pciDevice: {string: Elastic Fabric Adapter (EFA)}
+"""
+
+
+def test_fit_counts_a_device_for_every_node_on_each_node(tmp_path: Path) -> None:
+    """A ResourceSlice with `allNodes: true` (a network-attached device) was grouped under a node named "None": a
+    pod asking for a node's GPU and such a NIC "fits nowhere" (exit 1), where the scheduler gives it both."""
+    (tmp_path / "slices.yaml").write_text(FABRIC)
+    (tmp_path / "pod.yaml").write_text(
+        POD.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 1\n        vpc.amazonaws.com/efa: 1")
+    )
+
+    code, out, err = dramigrate_in_process(
+        ["fit", "--inventory", "slices.yaml", "--format", "json", "pod.yaml"], cwd=tmp_path
+    )
+
+    assert code == 0, out + err
+    (claim,) = json.loads(out)["claims"]
+    assert claim["nodes"] == ["node-a"]
+    assert "None" not in {node for q in claim["requests"] for node in q["matches"]}
