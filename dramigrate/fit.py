@@ -155,9 +155,7 @@ def fit_claim(template: dict[str, Any], classes: dict[str, DeviceClassInfo], dev
     nodes = sorted({d.node for d in devices if d.node is not None}) or [EVERY_NODE] * any(devices)
     constraints = spec.get("constraints") or []
     for node in nodes:
-        options = [
-            _undominated([(n, c, _on(ds, node)) for n, c, ds in opts], constraints) for opts in per_request
-        ]
+        options = [_undominated([(n, c, _on(ds, node)) for n, c, ds in opts], constraints) for opts in per_request]
         if _fits_some(options, constraints):
             result.nodes.append(node)
     return result
