@@ -22,7 +22,7 @@ from dramigrate.config import (
 from dramigrate.engine import RunResult, classes_warning, needed_classes, run
 from dramigrate.findings import Finding, InputError, Severity
 from dramigrate.report import FORMATS, summary, worst
-from dramigrate.report.escape import clipped, plain
+from dramigrate.report.escape import clipped, json_inert, plain
 from dramigrate.rules import RuleSet, load_rules, report_only_overrides, shipped_rule_files, validate_rule_file
 from dramigrate.sources import STDIN as STDIN_PATH
 from dramigrate.sources import Inputs, expand
@@ -740,7 +740,7 @@ def _render(
         doc["config"] = {"file": shown, "note": ctx.config_note} if ctx.config_note else None
         if extra:
             doc.update(extra)
-        return dumps(doc) + "\n"
+        return json_inert(dumps(doc)) + "\n"
     from dramigrate.report import ci
 
     if fmt == "sarif":
@@ -1495,41 +1495,43 @@ def do_fit(opts: Options, inventory: Path) -> int:
         import json
 
         print(
-            json.dumps(
-                {
-                    "inventory": str(inventory),
-                    "claims": [
-                        {
-                            "file": path,
-                            "template": f.template,
-                            "namespace": f.namespace,
-                            "fits": f.fits,
-                            "nodes": f.nodes,
-                            "errors": f.errors,
-                            "requests": [
-                                {
-                                    "name": q.name,
-                                    "deviceClassName": q.device_class,
-                                    "count": q.count,
-                                    "matches": q.matches,
-                                }
-                                for q in f.requests
-                            ],
-                        }
-                        for path, f in fits
-                    ],
-                    "notMigrated": [
-                        {"file": f.file, "line": f.line, "column": f.column, "rule": f.rule, "message": f.message}
-                        for f in left
-                    ],
-                    # the files not checked (not YAML, a FIFO, a link out of the tree...), as lint's JSON has them
-                    "errors": [
-                        {"file": e.file, "line": e.line, "column": e.column, "rule": e.rule, "message": e.message}
-                        for e in (r.error for r in result.files)
-                        if e is not None
-                    ],
-                },
-                indent=2,
+            json_inert(
+                json.dumps(
+                    {
+                        "inventory": str(inventory),
+                        "claims": [
+                            {
+                                "file": path,
+                                "template": f.template,
+                                "namespace": f.namespace,
+                                "fits": f.fits,
+                                "nodes": f.nodes,
+                                "errors": f.errors,
+                                "requests": [
+                                    {
+                                        "name": q.name,
+                                        "deviceClassName": q.device_class,
+                                        "count": q.count,
+                                        "matches": q.matches,
+                                    }
+                                    for q in f.requests
+                                ],
+                            }
+                            for path, f in fits
+                        ],
+                        "notMigrated": [
+                            {"file": f.file, "line": f.line, "column": f.column, "rule": f.rule, "message": f.message}
+                            for f in left
+                        ],
+                        # the files not checked (not YAML, a FIFO, a link out of the tree...), as lint's JSON has them
+                        "errors": [
+                            {"file": e.file, "line": e.line, "column": e.column, "rule": e.rule, "message": e.message}
+                            for e in (r.error for r in result.files)
+                            if e is not None
+                        ],
+                    },
+                    indent=2,
+                )
             )
         )
     else:

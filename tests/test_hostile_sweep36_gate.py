@@ -148,3 +148,31 @@ def test_fit_counts_a_device_for_every_node_on_each_node(tmp_path: Path) -> None
     (claim,) = json.loads(out)["claims"]
     assert claim["nodes"] == ["node-a"]
     assert "None" not in {node for q in claim["requests"] for node in q["matches"]}
+
+
+def _obeyed(line: str) -> bool:
+    """Whether the GitHub Actions runner takes a line of a job's log as a workflow command (its ActionCommand.cs):
+    `::` starting the line once trimmed, or the older `##[` anywhere in it."""
+    return line.lstrip().startswith("::") or "##[" in line
+
+
+def test_no_report_line_is_a_workflow_command_a_job_would_obey(tmp_path: Path) -> None:
+    """The runner obeys `##[command]data` anywhere in a line and `::command::data` at its start (after whitespace):
+    a Pod named `##[add-mask]error` masked every later `error` of the job's log (and `##[stop-commands]x` ignores
+    every later annotation of the step) from the text, JSON, SARIF and JUnit reports; a file named `::error::x.yaml`
+    started a line of the text report. Each report still names them (JSON and SARIF readers get the same text)."""
+    (tmp_path / "::error::x.yaml").write_text(POD.replace("name: p", "name: '##[add-mask]error'"))
+    formats = ["text", "json", "sarif", "junit", "markdown"]
+    args = [a for f in formats for a in ("--format", f"{f}={f}.out")]
+
+    code, out, err = dramigrate_in_process(["lint", *args, "::error::x.yaml"], cwd=tmp_path)
+
+    assert code == 1, out + err
+    for f in formats:
+        text = (tmp_path / f"{f}.out").read_text()
+        assert "x.yaml" in text, (f, text)
+        assert not [line for line in text.splitlines() if _obeyed(line)], (f, text)
+    (finding,) = json.loads((tmp_path / "json.out").read_text())["findings"]
+    assert (finding["file"], finding["name"]) == ("::error::x.yaml", "##[add-mask]error")
+    (result,) = json.loads((tmp_path / "sarif.out").read_text())["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "%3A%3Aerror%3A%3Ax.yaml"
