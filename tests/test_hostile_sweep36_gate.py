@@ -5,6 +5,7 @@ tested."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from conftest import dramigrate_in_process
@@ -176,3 +177,16 @@ def test_no_report_line_is_a_workflow_command_a_job_would_obey(tmp_path: Path) -
     assert (finding["file"], finding["name"]) == ("::error::x.yaml", "##[add-mask]error")
     (result,) = json.loads((tmp_path / "sarif.out").read_text())["runs"][0]["results"]
     assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "%3A%3Aerror%3A%3Ax.yaml"
+
+
+def test_markdown_report_does_not_typeset_math_from_input(tmp_path: Path) -> None:
+    """GitHub renders `$...$` in Markdown as math: a Pod named `$\\huge{\\text{ok}}$` was typeset, in any size and
+    colour, in the pull-request comment a job posts from the Markdown report. Every `$` of input is escaped."""
+    (tmp_path / "$a$.yaml").write_text(POD.replace("name: p", "name: '$\\huge{\\text{ok}}$'"))
+
+    code, out, _ = dramigrate_in_process(["lint", "--format", "markdown", "."], cwd=tmp_path)
+
+    assert code == 1, out
+    rows = [line for line in out.splitlines() if line.startswith("| error ")]
+    assert rows and "huge" in rows[0]
+    assert not re.search(r"(?<!\\)\$", rows[0]), rows[0]

@@ -82,8 +82,9 @@ def workflow_property(text: str) -> str:
     return workflow_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-# In a table cell: what starts emphasis, code, links or images, ends the cell, or escapes (HTML is entity-encoded).
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# In a table cell: what starts emphasis, code, links or images, ends the cell, or escapes (HTML is entity-encoded),
+# and GitHub's math (`$\\huge{...}$` in a name was typeset, in any size and colour, in a pull request's comment).
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
 
 
 def markdown(text: str) -> str:
