@@ -181,7 +181,7 @@ def devices_from_objects(objects: Iterable[Any], source: str = "<input>") -> lis
 
 
 def _devices(objects: Iterable[Any]) -> list[Device]:
-    devices: list[Device] = []
+    slices: list[tuple[Any, tuple[Any, ...], list[Device]]] = []  # (object, where it is, its devices)
     for index, obj in enumerate(objects):
         where, at = f"document {index + 1}", (index,)
         if not isinstance(obj, Mapping):
@@ -191,10 +191,58 @@ def _devices(objects: Iterable[Any]) -> list[Device]:
             if not isinstance(items, list):
                 raise _Bad(f"{where}: 'items' must be a list", (*at, "items"))
             for item_index, item in enumerate(items):
-                devices.extend(_slice_devices(item, f"{where}, items[{item_index}]", (*at, "items", item_index)))
+                item_at = (*at, "items", item_index)
+                slices.append((item, item_at, _slice_devices(item, f"{where}, items[{item_index}]", item_at)))
         else:
-            devices.extend(_slice_devices(obj, where, at))
-    return devices
+            slices.append((obj, at, _slice_devices(obj, where, at)))
+    return _allocatable(slices)
+
+
+def _allocatable(slices: list[tuple[Any, tuple[Any, ...], list[Device]]]) -> list[Device]:
+    """The devices the scheduler allocates from, as its allocator gathers pools: of each pool (driver and pool name)
+    only the slices of its newest generation (a driver republishing its devices leaves the older slices a while),
+    and a slice listed twice (two listings put together) once. Every slice's devices were counted, so one GPU in
+    two generations of its pool made two, and a claim of two "fitted" a node of one. A pool whose newest slices name
+    a device twice is one the scheduler allocates nothing from: bad input here."""
+    newest: dict[tuple[str, str], int] = {}
+    for obj, at, _ in slices:
+        pool = obj["spec"]["pool"]
+        generation = pool.get("generation", 0)
+        if isinstance(generation, bool) or not isinstance(generation, int):
+            raise _Bad(f"ResourceSlice {_name(obj)}: spec.pool.generation must be an integer", (*at, "spec", "pool"))
+        key = (obj["spec"]["driver"], pool["name"])
+        newest[key] = max(newest.get(key, generation), generation)
+    out: list[Device] = []
+    listed: set[tuple[str, str, str]] = set()
+    owner: dict[tuple[str, str, str], tuple[str, int]] = {}  # (driver, pool, device) -> the slice that has it
+    for obj, at, devices in slices:
+        driver, pool = obj["spec"]["driver"], obj["spec"]["pool"]["name"]
+        if obj["spec"]["pool"].get("generation", 0) != newest[(driver, pool)]:
+            continue
+        name = _name(obj)
+        if (driver, pool, name) in listed and name != UNNAMED:
+            continue
+        listed.add((driver, pool, name))
+        for d in devices:
+            if (driver, pool, d.name) in owner:
+                first, slice_id = owner[(driver, pool, d.name)]
+                raise _Bad(
+                    f"ResourceSlice {name}: device {d.name} of pool {pool} (driver {driver}) is also in "
+                    f"{'this slice' if slice_id == id(obj) else 'ResourceSlice ' + first} of the pool's newest "
+                    "generation: the scheduler allocates no device of such a pool",
+                    (*at, "spec", "devices"),
+                )
+            owner[(driver, pool, d.name)] = (name, id(obj))
+        out.extend(devices)
+    return out
+
+
+UNNAMED = "<unnamed>"
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    return str(meta.get("name") or UNNAMED) if isinstance(meta, Mapping) else UNNAMED
 
 
 def _slice_devices(obj: Any, where: str, at: tuple[Any, ...]) -> list[Device]:
@@ -208,7 +256,7 @@ def _slice_devices(obj: Any, where: str, at: tuple[Any, ...]) -> list[Device]:
     metadata = obj.get("metadata") or {}
     if not isinstance(metadata, Mapping):  # `metadata: [1]` was an internal error (AttributeError)
         raise _Bad(f"{where}: metadata must be a mapping, got {type(metadata).__name__}", (*at, "metadata"))
-    name = metadata.get("name") or "<unnamed>"
+    name = metadata.get("name") or UNNAMED
     where = f"{where} (ResourceSlice {name})"
     spec = obj.get("spec")
     if not isinstance(spec, Mapping):

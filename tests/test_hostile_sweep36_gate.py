@@ -190,3 +190,52 @@ def test_markdown_report_does_not_typeset_math_from_input(tmp_path: Path) -> Non
     rows = [line for line in out.splitlines() if line.startswith("| error ")]
     assert rows and "huge" in rows[0]
     assert not re.search(r"(?<!\\)\$", rows[0]), rows[0]
+
+
+GENERATIONS = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: old}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: node-a
+  pool: {name: node-a, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    attributes:
+      type: {string: gpu}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: new}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: node-a
+  pool: {name: node-a, generation: 2, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    attributes:
+      type: {string: gpu}
+"""
+
+
+def test_fit_counts_a_device_once_whatever_its_pool_lists(tmp_path: Path) -> None:
+    """A node's one GPU in two generations of its pool (a driver republishing its slices), or in one slice listed
+    twice, was two devices: a claim of two GPUs "fitted" the node, exit 0. The scheduler allocates only from each
+    pool's newest generation, a device once; a pool whose newest slices name a device twice is bad input."""
+    (tmp_path / "pod.yaml").write_text(POD.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 2"))
+    twice = GENERATIONS.split("---\n")[1]
+    inventories = {"generations": GENERATIONS, "listed twice": f"{twice}---\n{twice}"}
+    for what, text in inventories.items():
+        (tmp_path / "slices.yaml").write_text(text)
+
+        code, out, err = dramigrate_in_process(
+            ["fit", "--inventory", "slices.yaml", "--format", "json", "pod.yaml"], cwd=tmp_path
+        )
+
+        assert code == 1, (what, out, err)
+        (claim,) = json.loads(out)["claims"]
+        assert not claim["fits"] and claim["requests"][0]["matches"] == {"node-a": ["gpu-0"]}, (what, claim)
+    (tmp_path / "slices.yaml").write_text(GENERATIONS.replace("generation: 2", "generation: 1"))
+    code, out, err = dramigrate_in_process(["fit", "--inventory", "slices.yaml", "pod.yaml"], cwd=tmp_path)
+    assert code == 2 and "device gpu-0 of pool node-a" in err, out + err
