@@ -239,3 +239,23 @@ def test_fit_counts_a_device_once_whatever_its_pool_lists(tmp_path: Path) -> Non
     (tmp_path / "slices.yaml").write_text(GENERATIONS.replace("generation: 2", "generation: 1"))
     code, out, err = dramigrate_in_process(["fit", "--inventory", "slices.yaml", "pod.yaml"], cwd=tmp_path)
     assert code == 2 and "device gpu-0 of pool node-a" in err, out + err
+
+
+def test_a_report_is_never_written_over_a_manifest_the_run_reads(tmp_path: Path) -> None:
+    """`lint --format json=k8s/pod.yaml k8s/` (or -o, --write-baseline, --html naming it) wrote the report over the
+    manifest it linted: lint writes nothing but its reports. Refused (exit 2), the manifest kept; a report of an
+    earlier run that the walk of the tree meets is still written again."""
+    (tmp_path / "pod.yaml").write_text(POD)
+    for args in (
+        ["--format", "json=pod.yaml"],
+        ["-o", "pod.yaml", "--format", "sarif"],
+        ["--write-baseline", "pod.yaml"],
+    ):
+        code, out, err = dramigrate_in_process(["lint", *args, "."], cwd=tmp_path)
+
+        assert code == 2 and "pod.yaml" in err, (args, out, err)
+        assert (tmp_path / "pod.yaml").read_text() == POD, args
+    for _ in range(2):
+        code, out, err = dramigrate_in_process(["lint", "--format", "json=report.json", "."], cwd=tmp_path)
+        assert code == 1, out + err
+    assert json.loads((tmp_path / "report.json").read_text())["findings"]
