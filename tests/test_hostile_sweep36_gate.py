@@ -272,3 +272,30 @@ def test_the_html_report_starts_no_line_with_a_workflow_command(tmp_path: Path) 
     page = (tmp_path / "report.html").read_text()
     assert "forged.yaml" in page
     assert not [line for line in page.splitlines() if _obeyed(line)]
+
+
+def _separated(line: str) -> str:
+    """POD with five U+2028 (LINE SEPARATOR, shown as a space or nothing) in an annotation, and line 9 replaced."""
+    head, tail = POD.split("spec:\n", 1)
+    body = tail.replace("    image: x\n", line + "\n    env: []\n    args: []\n")
+    return head + '  annotations: {note: "a\u2028b\u2028c\u2028d\u2028e\u2028f"}\nspec:\n' + body
+
+
+def test_line_separators_in_a_value_do_not_move_comments_or_counts(tmp_path: Path) -> None:
+    """str.splitlines() breaks lines at U+2028 where YAML 1.2 and the positions of findings do not: five of them in
+    an annotation made `# dramigrate: ignore` on line 9 silence the GPU request on line 14 (lint exit 0), and the
+    count of `nvidia.com/gpu: 1` be read from line 9: `4` (fix wrote count: 4) or text (an invalid-count warning,
+    lint exit 0)."""
+    cases = {
+        "ignored.yaml": _separated("    image: x # dramigrate: ignore"),
+        "four.yaml": _separated("    image: " + "r" * 12 + " 4"),
+        "text.yaml": _separated('    image: "imagename:x  abc"'),
+    }
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+
+    code, out, err = dramigrate_in_process(["lint", "--format", "json", *cases], cwd=tmp_path)
+
+    assert code == 1, out + err
+    found = {f["file"]: (f["rule"], f["line"], f["message"].split(" is ")[0]) for f in json.loads(out)["findings"]}
+    assert found == {name: ("legacy-device-request", 14, "nvidia.com/gpu: 1") for name in cases}, found
