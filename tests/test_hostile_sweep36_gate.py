@@ -299,3 +299,54 @@ def test_line_separators_in_a_value_do_not_move_comments_or_counts(tmp_path: Pat
     assert code == 1, out + err
     found = {f["file"]: (f["rule"], f["line"], f["message"].split(" is ")[0]) for f in json.loads(out)["findings"]}
     assert found == {name: ("legacy-device-request", 14, "nvidia.com/gpu: 1") for name in cases}, found
+
+
+RAY = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: rc
+spec:
+  headGroupSpec:
+    rayStartParams: {{}}
+    template:
+      spec:
+        containers:
+        - name: ray
+          image: x
+{head}  workerGroupSpecs:
+  - groupName: w
+    rayStartParams: {{}}
+    template:
+      spec:
+        containers:
+        - name: ray
+          image: x
+{worker}"""
+GPU = "          resources:\n            limits:\n              nvidia.com/gpu: 1\n"
+
+
+def test_a_baselined_request_moved_to_another_pod_template_of_the_object_is_new(tmp_path: Path) -> None:
+    """A RayCluster's head and worker group both name their container `ray`: the baseline's key (file, object,
+    container, resource, rule) was the same for both, so the worker's baselined GPU moved to the head stayed known
+    (lint exit 0). An entry of a baseline written before entries had a pod template still matches as it did."""
+    ray = tmp_path / "rc.yaml"
+    ray.write_text(RAY.format(head="", worker=GPU))
+    code, _, err = dramigrate_in_process(["lint", "--write-baseline", "bl.json", "rc.yaml"], cwd=tmp_path)
+    assert code == 1, err
+    doc = json.loads((tmp_path / "bl.json").read_text())
+    for entry in doc["findings"]:
+        entry.pop("podTemplate", None)
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+
+    ray.write_text(RAY.format(head=GPU, worker=""))
+    runs = {
+        b: dramigrate_in_process(["lint", "--baseline", b, "--format", "json", "rc.yaml"], cwd=tmp_path)
+        for b in ("bl.json", "old.json")
+    }
+
+    code, out, _ = runs["bl.json"]
+    assert code == 1, out
+    (new,) = [f for f in json.loads(out)["findings"] if f["rule"] == "legacy-device-request"]
+    assert new["podTemplatePath"].startswith("spec.headGroupSpec")
+    assert runs["old.json"][0] == 0, runs["old.json"]
