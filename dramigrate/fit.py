@@ -8,6 +8,7 @@ constraints are solved on an empty node (distinct devices, every constrained gro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from dramigrate.cel import CelError, compile_selector
@@ -85,6 +86,7 @@ def _assign(slots: list[tuple[str, set[int]]]) -> bool:
 
 def _fits_node(requests: list[tuple[str, int, list[Device]]], constraints: list[dict[str, Any]]) -> bool:
     index = {id(d): i for i, d in enumerate(d for _, _, ds in requests for d in ds)}
+    device_of = {index[id(d)]: d for _, _, ds in requests for d in ds}
     names = [n for n, _, _ in requests]
     groups = []
     for c in constraints:  # a request's name covers its subrequests; a subrequest's name only itself
@@ -107,10 +109,11 @@ def _fits_node(requests: list[tuple[str, int, list[Device]]], constraints: list[
         return slots
 
     def search(g: int, choice: dict[int, Any]) -> bool:
-        if not _assign(candidates(choice)):
+        slots = candidates(choice)
+        if not _assign(slots):
             return False
         if g == len(groups):
-            return True
+            return _within_counters(slots, device_of)
         attr, members = groups[g]
         if not members:  # the constraint names only subrequests this combination did not choose
             return search(g + 1, choice)
@@ -121,6 +124,57 @@ def _fits_node(requests: list[tuple[str, int, list[Device]]], constraints: list[
         return any(search(g + 1, {**choice, g: v}) for v in sorted(values or (), key=str))
 
     return search(0, {})
+
+
+COUNTER_STEPS = 20_000  # devices tried in _within_counters before it answers as the matching alone did
+
+
+class _Undecided(Exception):
+    pass
+
+
+def _within_counters(slots: list[tuple[str, set[int]]], device_of: dict[int, Device]) -> bool:
+    """Whether every slot gets a distinct device of its candidates with the devices' consumesCounters, added up per
+    counter of their pool, within what the pool's sharedCounters hold (partitionable devices: a GPU published whole
+    and as its partitions, each consuming the same memory). Counters were not read: two devices that share one
+    GPU's counters fitted a claim of two. Past COUNTER_STEPS tries the matching's answer stands (a fit)."""
+    if not any(device_of[i].consumes for _, candidates in slots for i in candidates):
+        return True
+    order = sorted(range(len(slots)), key=lambda s: len(slots[s][1]))
+    left: dict[tuple[int, tuple[str, str]], Decimal] = {}  # (the pool's counters, (set, counter)) -> what is left
+    taken: set[int] = set()
+    steps = 0
+
+    def room(d: Device, key: tuple[str, str]) -> Decimal:
+        return left.get((id(d.counters), key), d.counters.get(key, Decimal(0)))
+
+    def take(d: Device, sign: int) -> None:
+        for key, amount in d.consumes.items():
+            left[(id(d.counters), key)] = room(d, key) - sign * amount
+
+    def place(n: int) -> bool:
+        nonlocal steps
+        if n == len(order):
+            return True
+        for i in sorted(slots[order[n]][1] - taken):
+            steps += 1
+            if steps > COUNTER_STEPS:
+                raise _Undecided
+            d = device_of[i]
+            if any(amount > room(d, key) for key, amount in d.consumes.items()):
+                continue
+            taken.add(i)
+            take(d, 1)
+            if place(n + 1):
+                return True
+            taken.discard(i)
+            take(d, -1)
+        return False
+
+    try:
+        return place(0)
+    except _Undecided:
+        return True
 
 
 def _by_node(devices: list[Device]) -> dict[str, list[Device]]:

@@ -14,6 +14,7 @@ import datetime
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import yaml
@@ -49,6 +50,10 @@ class Device:
     name: str
     attributes: dict[str, dict[str, object]] = field(default_factory=dict)
     capacity: dict[str, dict[str, str]] = field(default_factory=dict)
+    # consumesCounters: (counter set, counter) -> the amount; and what its pool's sharedCounters hold of each, the
+    # same map for every device of the pool (a counter set the pool lacks holds nothing)
+    consumes: dict[tuple[str, str], Decimal] = field(default_factory=dict, compare=False, repr=False)
+    counters: dict[tuple[str, str], Decimal] = field(default_factory=dict, compare=False, repr=False)
 
     def attribute(self, qualified_name: str) -> object | None:
         """Look up ``domain/name`` (or a bare name in the driver's domain)."""
@@ -213,6 +218,7 @@ def _allocatable(slices: list[tuple[Any, tuple[Any, ...], list[Device]]]) -> lis
         key = (obj["spec"]["driver"], pool["name"])
         newest[key] = max(newest.get(key, generation), generation)
     out: list[Device] = []
+    pools: dict[tuple[str, str], dict[tuple[str, str], Decimal]] = {}  # (driver, pool) -> its sharedCounters
     listed: set[tuple[str, str, str]] = set()
     owner: dict[tuple[str, str, str], tuple[str, int]] = {}  # (driver, pool, device) -> the slice that has it
     for obj, at, devices in slices:
@@ -223,7 +229,11 @@ def _allocatable(slices: list[tuple[Any, tuple[Any, ...], list[Device]]]) -> lis
         if (driver, pool, name) in listed and name != UNNAMED:
             continue
         listed.add((driver, pool, name))
+        shared = pools.setdefault((driver, pool), {})
+        where = f"ResourceSlice {name}"
+        shared.update(_counters(obj["spec"].get("sharedCounters"), "name", where, (*at, "spec", "sharedCounters")))
         for d in devices:
+            d.counters = shared
             if (driver, pool, d.name) in owner:
                 first, slice_id = owner[(driver, pool, d.name)]
                 raise _Bad(
@@ -292,9 +302,30 @@ def _slice_devices(obj: Any, where: str, at: tuple[Any, ...]) -> list[Device]:
                 name=raw["name"],
                 attributes=_attributes(body.get("attributes") or {}, driver, device_where, (*body_at, "attributes")),
                 capacity=_capacity(body.get("capacity") or {}, driver, device_where, (*body_at, "capacity")),
+                consumes=_counters(
+                    body.get("consumesCounters"), "counterSet", device_where, (*body_at, "consumesCounters")
+                ),
             )
         )
     return devices
+
+
+def _counters(raw: Any, key: str, where: str, at: tuple[Any, ...]) -> dict[tuple[str, str], Decimal]:
+    """A device's consumesCounters (key counterSet) or a slice's sharedCounters (key name): (set, counter) -> value."""
+    from dramigrate.quantity import parse_quantity
+
+    out: dict[tuple[str, str], Decimal] = {}
+    for i, entry in enumerate(raw if isinstance(raw, list) else []):
+        counters = entry.get("counters") if isinstance(entry, Mapping) else None
+        if not isinstance(entry, Mapping) or not isinstance(entry.get(key), str) or not isinstance(counters, Mapping):
+            raise _Bad(f"{where}: {at[-1]}[{i}] needs `{key}` and `counters`", (*at, i))
+        for name, value in counters.items():
+            quantity = value.get("value") if isinstance(value, Mapping) else None
+            try:
+                out[(entry[key], str(name))] = parse_quantity(str(quantity))
+            except (ValueError, ArithmeticError):
+                raise _Bad(f"{where}: counter {name} needs a quantity `value`, got {value!r}", (*at, i)) from None
+    return out
 
 
 def _node(obj: Mapping[str, Any], whose: str, where: str, at: tuple[Any, ...]) -> str | None:

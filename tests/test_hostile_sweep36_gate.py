@@ -350,3 +350,47 @@ def test_a_baselined_request_moved_to_another_pod_template_of_the_object_is_new(
     (new,) = [f for f in json.loads(out)["findings"] if f["rule"] == "legacy-device-request"]
     assert new["podTemplatePath"].startswith("spec.headGroupSpec")
     assert runs["old.json"][0] == 0, runs["old.json"]
+
+
+COUNTERS = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpus}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: node-a
+  pool: {name: node-a, generation: 1, resourceSliceCount: 1}
+  sharedCounters:
+  - name: gpu-0
+    counters:
+      memory: {value: MEMORY}
+  devices:
+  - name: gpu-0-half-a
+    consumesCounters:
+    - counterSet: gpu-0
+      counters: {memory: {value: 40Gi}}
+    attributes:
+      type: {string: gpu}
+  - name: gpu-0-half-b
+    consumesCounters:
+    - counterSet: gpu-0
+      counters: {memory: {value: 40Gi}}
+    attributes:
+      type: {string: gpu}
+"""
+
+
+def test_fit_keeps_devices_within_the_counters_they_share(tmp_path: Path) -> None:
+    """Partitionable devices (a GPU published as partitions that consume its counters) were counted as if each were
+    whole: two partitions that together need more memory than their GPU's counter holds "fitted" a claim of two
+    (exit 0), which the scheduler never allocates. With room for both, they still fit."""
+    (tmp_path / "pod.yaml").write_text(POD.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 2"))
+    for memory, fits in (("40Gi", False), ("80Gi", True)):
+        (tmp_path / "slices.yaml").write_text(COUNTERS.replace("MEMORY", memory))
+
+        code, out, err = dramigrate_in_process(
+            ["fit", "--inventory", "slices.yaml", "--format", "json", "pod.yaml"], cwd=tmp_path
+        )
+
+        (claim,) = json.loads(out)["claims"]
+        assert (code, claim["fits"]) == (0 if fits else 1, fits), (memory, out, err)
