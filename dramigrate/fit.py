@@ -87,6 +87,7 @@ def _assign(slots: list[tuple[str, set[int]]]) -> bool:
 def _fits_node(requests: list[tuple[str, int, list[Device]]], constraints: list[dict[str, Any]]) -> bool:
     index = {id(d): i for i, d in enumerate(d for _, _, ds in requests for d in ds)}
     device_of = {index[id(d)]: d for _, _, ds in requests for d in ds}
+    counted = any(d.consumes for d in device_of.values())  # partitionable devices: the counters' search below
     names = [n for n, _, _ in requests]
     groups = []
     for c in constraints:  # a request's name covers its subrequests; a subrequest's name only itself
@@ -113,7 +114,7 @@ def _fits_node(requests: list[tuple[str, int, list[Device]]], constraints: list[
         if not _assign(slots):
             return False
         if g == len(groups):
-            return _within_counters(slots, device_of)
+            return not counted or _within_counters(slots, device_of)
         attr, members = groups[g]
         if not members:  # the constraint names only subrequests this combination did not choose
             return search(g + 1, choice)
@@ -138,8 +139,6 @@ def _within_counters(slots: list[tuple[str, set[int]]], device_of: dict[int, Dev
     counter of their pool, within what the pool's sharedCounters hold (partitionable devices: a GPU published whole
     and as its partitions, each consuming the same memory). Counters were not read: two devices that share one
     GPU's counters fitted a claim of two. Past COUNTER_STEPS tries the matching's answer stands (a fit)."""
-    if not any(device_of[i].consumes for _, candidates in slots for i in candidates):
-        return True
     order = sorted(range(len(slots)), key=lambda s: len(slots[s][1]))
     left: dict[tuple[int, tuple[str, str]], Decimal] = {}  # (the pool's counters, (set, counter)) -> what is left
     taken: set[int] = set()
