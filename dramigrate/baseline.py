@@ -9,6 +9,7 @@ container, another object, another resource) is new. Entries that match nothing 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -19,7 +20,11 @@ from dramigrate.report.escape import clipped
 
 VERSION = 1
 FIELDS = ("file", "kind", "namespace", "name", "container", "resource", "rule")
-Key = tuple[str, ...]
+# Which pod template of the object (`spec.headGroupSpec`, `spec.pytorchReplicaSpecs.Worker`), list positions left out
+# (`spec.workerGroupSpecs[]`: reordering the groups is no new request). Written by every baseline; an entry without
+# it (a baseline written before it was) matches the finding in any pod template of the object, as it did.
+TEMPLATE = "podTemplate"
+Key = tuple[str | None, ...]
 
 
 def _file(path: str) -> str:
@@ -27,14 +32,33 @@ def _file(path: str) -> str:
     return text[2:] if text.startswith("./") else text
 
 
+_POSITION = re.compile(r"\[\d+\]")
+
+
+def _template(path: str) -> str:
+    """A pod template's path as a baseline names it: "" for an object's only one (a Pod's, a Deployment's)."""
+    path = _POSITION.sub("[]", path)
+    return "" if path in ("spec", "spec.template.spec") else path.removesuffix(".template.spec")
+
+
 def key(f: Finding) -> Key:
-    return (_file(f.file), f.kind, f.namespace, f.name, f.container, f.resource, f.rule)
+    """What a finding is about: its file, object, container, resource and rule, and the pod template of the object
+    (a RayCluster's worker group and head both name their container `ray`: a GPU moved from one to the other was
+    still known)."""
+    return (_file(f.file), f.kind, f.namespace, f.name, f.container, f.resource, f.rule, _template(f.pod_template_path))
 
 
 def document(findings: list[Finding]) -> dict[str, Any]:
     counts = Counter(key(f) for f in findings if not f.fixed)
-    entries = [{**dict(zip(FIELDS, k, strict=True)), "count": n} for k, n in sorted(counts.items())]
+    entries = [_entry(k, n) for k, n in sorted(counts.items(), key=lambda kn: tuple(x or "" for x in kn[0]))]
     return {"version": VERSION, "tool": "dramigrate", "findings": entries}
+
+
+def _entry(k: Key, count: int) -> dict[str, Any]:
+    entry: dict[str, Any] = dict(zip(FIELDS, k[: len(FIELDS)], strict=True))
+    if k[-1] is not None:
+        entry[TEMPLATE] = k[-1]
+    return {**entry, "count": count}
 
 
 def write(path: Path, findings: list[Finding]) -> int:
@@ -84,7 +108,10 @@ def load(path: Path) -> Counter[Key]:
         count = entry.get("count", 1)
         if type(count) is not int or count < 1:
             raise InputError(f"findings[{i}]: `count` must be a whole number of at least 1", str(path))
-        out[tuple(_file(entry["file"]) if k == "file" else entry[k] for k in FIELDS)] += count
+        template = entry.get(TEMPLATE)
+        if template is not None and not isinstance(template, str):
+            raise InputError(f"findings[{i}]: `{TEMPLATE}` must be a string", str(path))
+        out[(*(_file(entry["file"]) if k == "file" else entry[k] for k in FIELDS), template)] += count
     return out
 
 
@@ -100,12 +127,15 @@ def apply(findings: list[Finding], baseline: Counter[Key]) -> Outcome:
     out = Outcome()
     for f in findings:
         k = key(f)
-        if not f.fixed and left[k] > 0:
-            left[k] -= 1
+        older = (*k[:-1], None)  # an entry of a baseline written without pod templates
+        at = k if left[k] > 0 else older
+        if not f.fixed and left[at] > 0:
+            left[at] -= 1
             out.known.append(f)
         else:
             out.new.append(f)
-    out.stale = [{**dict(zip(FIELDS, k, strict=True)), "count": n} for k, n in sorted(left.items()) if n > 0]
+    stale = sorted(((k, n) for k, n in left.items() if n > 0), key=lambda kn: tuple(x or "" for x in kn[0]))
+    out.stale = [_entry(k, n) for k, n in stale]
     return out
 
 
@@ -122,5 +152,6 @@ def listed(entries: list[dict[str, Any]]) -> str:
 
 def describe(entry: dict[str, Any]) -> str:
     obj = f"{entry['kind']}/{entry['name']}" if entry["kind"] else ""
-    parts = [entry["file"], obj, f"container {entry['container']}" if entry["container"] else "", entry["resource"]]
+    parts = [entry["file"], obj, entry.get(TEMPLATE) or ""]
+    parts += [f"container {entry['container']}" if entry["container"] else "", entry["resource"]]
     return " ".join(p for p in parts if p) + f" [{entry['rule']}]"

@@ -501,7 +501,7 @@ def lint(
             "--baseline",
             metavar="FILE",
             help="Report (and fail on) only findings not in this baseline; its entries fixed since are listed as "
-            "stale. Matched by file, object, container, resource and rule, not by line.",
+            "stale. Matched by file, object, pod template, container, resource and rule, not by line.",
         ),
     ] = None,
     write_baseline: Annotated[

@@ -22,7 +22,7 @@ from dramigrate.config import (
 from dramigrate.engine import RunResult, classes_warning, needed_classes, run
 from dramigrate.findings import Finding, InputError, Severity
 from dramigrate.report import FORMATS, summary, worst
-from dramigrate.report.escape import clipped, plain
+from dramigrate.report.escape import clipped, json_inert, plain
 from dramigrate.rules import RuleSet, load_rules, report_only_overrides, shipped_rule_files, validate_rule_file
 from dramigrate.sources import STDIN as STDIN_PATH
 from dramigrate.sources import Inputs, expand
@@ -339,6 +339,12 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
             if ahead is not None:
                 ahead.close()
             raise
+    try:
+        _outputs_not_read(opts, reports, settings, inputs)
+    except InputError:
+        if ahead is not None:
+            ahead.close()
+        raise
     chart_flags = opts.values_files or opts.set_values or opts.set_string_values or opts.api_versions
     if chart_flags and not inputs.charts:
         if ahead is not None:
@@ -363,6 +369,49 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
         config_note=overview,
         baseline=known,
     )
+
+
+def _outputs_not_read(opts: Options, reports: list[ReportSpec], settings: Any, inputs: Inputs) -> None:
+    """Refuse, before any report is written, a report, baseline or HTML file that is a file the run reads for what
+    it is (the config, a rules, CRD or values file, the baseline) or an input file that holds Kubernetes objects:
+    `lint --format json=k8s/deploy.yaml k8s/` wrote the report over the manifest it linted. A report of an earlier
+    run that the walk of the tree meets (`lint . --format json=report.json`, twice) is written again."""
+    from dramigrate.sources import resolve_paths
+
+    outputs = [(s.path, "--output" if s.path == opts.output else f"--format {s.format}=FILE") for s in reports]
+    outputs += [(opts.write_baseline, "--write-baseline"), (opts.html, "--html")]
+    outputs = [(p, flag) for p, flag in outputs if p is not None and os.path.lexists(p)]
+    if not outputs:
+        return
+    named = [(settings.config_file, "the config file"), (settings.crds, "the CRD file")]
+    named += [(p, "a rules file") for p in settings.rules] + [(p, "a values file") for p in opts.values_files]
+    reads = {os.path.realpath(p): what for p, what in named if p is not None}
+    read = set(resolve_paths([*inputs.files, *map(str, inputs.charts)], inputs.resolved))
+    for path, flag in outputs:
+        real = os.path.realpath(path)
+        what = reads.get(real)
+        if what is None and opts.baseline is not None and real == os.path.realpath(opts.baseline):
+            what = None if flag == "--write-baseline" else "the baseline"  # --write-baseline refreshes it
+        if what is None and real in read and _holds_objects(real, settings.max_file_size):
+            what = "an input file that holds Kubernetes objects"
+        if what is not None:
+            raise InputError(f"{flag} names {what}, which it would write over: name another file", os.fspath(path))
+
+
+def _holds_objects(path: str, cap: int) -> bool:
+    """Whether the file holds a Kubernetes object (a document, or a list's item, with a kind); a file that does not load
+    holds none."""
+    from dramigrate.detect import objects_of
+    from dramigrate.documents import parse_document, split_documents
+    from dramigrate.limits import Limits, read_regular
+    from dramigrate.writer import text_of
+
+    try:
+        raw = text_of(read_regular(path, Limits(max_bytes=cap))).encode("utf-8")
+        docs = [parse_document(path, d) for d in split_documents(path, raw).documents]
+    except Exception:  # a report of an earlier run that does not load as YAML (JUnit XML is not walked)
+        return False
+    return any(o.kind for d in docs for o in objects_of(d))
 
 
 @contextlib.contextmanager
@@ -740,7 +789,7 @@ def _render(
         doc["config"] = {"file": shown, "note": ctx.config_note} if ctx.config_note else None
         if extra:
             doc.update(extra)
-        return dumps(doc) + "\n"
+        return json_inert(dumps(doc)) + "\n"
     from dramigrate.report import ci
 
     if fmt == "sarif":
@@ -1504,41 +1553,43 @@ def do_fit(opts: Options, inventory: Path) -> int:
         import json
 
         print(
-            json.dumps(
-                {
-                    "inventory": str(inventory),
-                    "claims": [
-                        {
-                            "file": path,
-                            "template": f.template,
-                            "namespace": f.namespace,
-                            "fits": f.fits,
-                            "nodes": f.nodes,
-                            "errors": f.errors,
-                            "requests": [
-                                {
-                                    "name": q.name,
-                                    "deviceClassName": q.device_class,
-                                    "count": q.count,
-                                    "matches": q.matches,
-                                }
-                                for q in f.requests
-                            ],
-                        }
-                        for path, f in fits
-                    ],
-                    "notMigrated": [
-                        {"file": f.file, "line": f.line, "column": f.column, "rule": f.rule, "message": f.message}
-                        for f in left
-                    ],
-                    # the files not checked (not YAML, a FIFO, a link out of the tree...), as lint's JSON has them
-                    "errors": [
-                        {"file": e.file, "line": e.line, "column": e.column, "rule": e.rule, "message": e.message}
-                        for e in (r.error for r in result.files)
-                        if e is not None
-                    ],
-                },
-                indent=2,
+            json_inert(
+                json.dumps(
+                    {
+                        "inventory": str(inventory),
+                        "claims": [
+                            {
+                                "file": path,
+                                "template": f.template,
+                                "namespace": f.namespace,
+                                "fits": f.fits,
+                                "nodes": f.nodes,
+                                "errors": f.errors,
+                                "requests": [
+                                    {
+                                        "name": q.name,
+                                        "deviceClassName": q.device_class,
+                                        "count": q.count,
+                                        "matches": q.matches,
+                                    }
+                                    for q in f.requests
+                                ],
+                            }
+                            for path, f in fits
+                        ],
+                        "notMigrated": [
+                            {"file": f.file, "line": f.line, "column": f.column, "rule": f.rule, "message": f.message}
+                            for f in left
+                        ],
+                        # the files not checked (not YAML, a FIFO, a link out of the tree...), as lint's JSON has them
+                        "errors": [
+                            {"file": e.file, "line": e.line, "column": e.column, "rule": e.rule, "message": e.message}
+                            for e in (r.error for r in result.files)
+                            if e is not None
+                        ],
+                    },
+                    indent=2,
+                )
             )
         )
     else:

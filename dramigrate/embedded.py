@@ -27,6 +27,7 @@ from dramigrate.fastyaml import seen
 from dramigrate.findings import RULES, Finding
 from dramigrate.memo import remember
 from dramigrate.rules import RuleSet
+from dramigrate.suppress import source_lines
 from dramigrate.triage import KUBESPAWNER_KEYS
 
 SECTIONS = ("limits", "requests", *KUBESPAWNER_KEYS)
@@ -150,7 +151,7 @@ def _finding(
     path: str, doc: Document, info: ObjectInfo, parent: Any, key: Any, text: str, resources: list[str]
 ) -> Finding:
     line, column = doc.line_of(parent, key)
-    lines = doc.body.splitlines()
+    lines = source_lines(doc.body)  # as line_of numbers them (not at U+2028)
     at = min((i for r in resources if (i := text.find(r)) >= 0), default=-1)
     row = line - doc.start_line
     if at >= 0 and 0 <= row < len(lines) and _LITERAL.search(lines[row]):  # content starts a line below

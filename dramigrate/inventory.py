@@ -14,6 +14,7 @@ import datetime
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import yaml
@@ -43,15 +44,24 @@ class Device:
 
     driver: str
     pool: str
+    # its node (nodeName); for the nodes a node selector picks (the inventory has no node labels to tell which), a
+    # name saying whose selector; None: every node (allNodes)
     node: str | None
     name: str
     attributes: dict[str, dict[str, object]] = field(default_factory=dict)
     capacity: dict[str, dict[str, str]] = field(default_factory=dict)
+    # consumesCounters: (counter set, counter) -> the amount; and what its pool's sharedCounters hold of each, the
+    # same map for every device of the pool (a counter set the pool lacks holds nothing)
+    consumes: dict[tuple[str, str], Decimal] = field(default_factory=dict, compare=False, repr=False)
+    counters: dict[tuple[str, str], Decimal] = field(default_factory=dict, compare=False, repr=False)
 
     def attribute(self, qualified_name: str) -> object | None:
         """Look up ``domain/name`` (or a bare name in the driver's domain)."""
         domain, name = split_qualified_name(qualified_name, self.driver)
         return self.attributes.get(domain, {}).get(name)
+
+
+EVERY_NODE = "(every node)"  # how fit names the node of a device available to all (allNodes)
 
 
 def split_qualified_name(name: str, default_domain: str) -> tuple[str, str]:
@@ -176,7 +186,7 @@ def devices_from_objects(objects: Iterable[Any], source: str = "<input>") -> lis
 
 
 def _devices(objects: Iterable[Any]) -> list[Device]:
-    devices: list[Device] = []
+    slices: list[tuple[Any, tuple[Any, ...], list[Device]]] = []  # (object, where it is, its devices)
     for index, obj in enumerate(objects):
         where, at = f"document {index + 1}", (index,)
         if not isinstance(obj, Mapping):
@@ -186,10 +196,63 @@ def _devices(objects: Iterable[Any]) -> list[Device]:
             if not isinstance(items, list):
                 raise _Bad(f"{where}: 'items' must be a list", (*at, "items"))
             for item_index, item in enumerate(items):
-                devices.extend(_slice_devices(item, f"{where}, items[{item_index}]", (*at, "items", item_index)))
+                item_at = (*at, "items", item_index)
+                slices.append((item, item_at, _slice_devices(item, f"{where}, items[{item_index}]", item_at)))
         else:
-            devices.extend(_slice_devices(obj, where, at))
-    return devices
+            slices.append((obj, at, _slice_devices(obj, where, at)))
+    return _allocatable(slices)
+
+
+def _allocatable(slices: list[tuple[Any, tuple[Any, ...], list[Device]]]) -> list[Device]:
+    """The devices the scheduler allocates from, as its allocator gathers pools: of each pool (driver and pool name)
+    only the slices of its newest generation (a driver republishing its devices leaves the older slices a while),
+    and a slice listed twice (two listings put together) once. Every slice's devices were counted, so one GPU in
+    two generations of its pool made two, and a claim of two "fitted" a node of one. A pool whose newest slices name
+    a device twice is one the scheduler allocates nothing from: bad input here."""
+    newest: dict[tuple[str, str], int] = {}
+    for obj, at, _ in slices:
+        pool = obj["spec"]["pool"]
+        generation = pool.get("generation", 0)
+        if isinstance(generation, bool) or not isinstance(generation, int):
+            raise _Bad(f"ResourceSlice {_name(obj)}: spec.pool.generation must be an integer", (*at, "spec", "pool"))
+        key = (obj["spec"]["driver"], pool["name"])
+        newest[key] = max(newest.get(key, generation), generation)
+    out: list[Device] = []
+    pools: dict[tuple[str, str], dict[tuple[str, str], Decimal]] = {}  # (driver, pool) -> its sharedCounters
+    listed: set[tuple[str, str, str]] = set()
+    owner: dict[tuple[str, str, str], tuple[str, int]] = {}  # (driver, pool, device) -> the slice that has it
+    for obj, at, devices in slices:
+        driver, pool = obj["spec"]["driver"], obj["spec"]["pool"]["name"]
+        if obj["spec"]["pool"].get("generation", 0) != newest[(driver, pool)]:
+            continue
+        name = _name(obj)
+        if (driver, pool, name) in listed and name != UNNAMED:
+            continue
+        listed.add((driver, pool, name))
+        shared = pools.setdefault((driver, pool), {})
+        where = f"ResourceSlice {name}"
+        shared.update(_counters(obj["spec"].get("sharedCounters"), "name", where, (*at, "spec", "sharedCounters")))
+        for d in devices:
+            d.counters = shared
+            if (driver, pool, d.name) in owner:
+                first, slice_id = owner[(driver, pool, d.name)]
+                raise _Bad(
+                    f"ResourceSlice {name}: device {d.name} of pool {pool} (driver {driver}) is also in "
+                    f"{'this slice' if slice_id == id(obj) else 'ResourceSlice ' + first} of the pool's newest "
+                    "generation: the scheduler allocates no device of such a pool",
+                    (*at, "spec", "devices"),
+                )
+            owner[(driver, pool, d.name)] = (name, id(obj))
+        out.extend(devices)
+    return out
+
+
+UNNAMED = "<unnamed>"
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    return str(meta.get("name") or UNNAMED) if isinstance(meta, Mapping) else UNNAMED
 
 
 def _slice_devices(obj: Any, where: str, at: tuple[Any, ...]) -> list[Device]:
@@ -203,7 +266,7 @@ def _slice_devices(obj: Any, where: str, at: tuple[Any, ...]) -> list[Device]:
     metadata = obj.get("metadata") or {}
     if not isinstance(metadata, Mapping):  # `metadata: [1]` was an internal error (AttributeError)
         raise _Bad(f"{where}: metadata must be a mapping, got {type(metadata).__name__}", (*at, "metadata"))
-    name = metadata.get("name") or "<unnamed>"
+    name = metadata.get("name") or UNNAMED
     where = f"{where} (ResourceSlice {name})"
     spec = obj.get("spec")
     if not isinstance(spec, Mapping):
@@ -215,9 +278,8 @@ def _slice_devices(obj: Any, where: str, at: tuple[Any, ...]) -> list[Device]:
     pool = spec.get("pool") or {}
     if not isinstance(pool, Mapping) or not isinstance(pool.get("name"), str):
         raise _Bad(f"{where}: spec.pool.name is missing", (*at, "pool", "name"))
-    node = spec.get("nodeName")
-    if node is not None and not isinstance(node, str):
-        raise _Bad(f"{where}: spec.nodeName must be a string", (*at, "nodeName"))
+    per_device = spec.get("perDeviceNodeSelection") is True
+    node = None if per_device else _node(spec, f"ResourceSlice {name}", f"{where}: spec", at)
     raw_devices = spec.get("devices") or []
     if not isinstance(raw_devices, list):
         raise _Bad(f"{where}: spec.devices must be a list", (*at, "devices"))
@@ -234,13 +296,51 @@ def _slice_devices(obj: Any, where: str, at: tuple[Any, ...]) -> list[Device]:
             Device(
                 driver=driver,
                 pool=pool["name"],
-                node=node,
+                node=_node(raw, f"device {raw['name']} of ResourceSlice {name}", device_where, device_at)
+                if per_device
+                else node,
                 name=raw["name"],
                 attributes=_attributes(body.get("attributes") or {}, driver, device_where, (*body_at, "attributes")),
                 capacity=_capacity(body.get("capacity") or {}, driver, device_where, (*body_at, "capacity")),
+                consumes=_counters(
+                    body.get("consumesCounters"), "counterSet", device_where, (*body_at, "consumesCounters")
+                ),
             )
         )
     return devices
+
+
+def _counters(raw: Any, key: str, where: str, at: tuple[Any, ...]) -> dict[tuple[str, str], Decimal]:
+    """A device's consumesCounters (key counterSet) or a slice's sharedCounters (key name): (set, counter) -> value."""
+    from dramigrate.quantity import parse_quantity
+
+    out: dict[tuple[str, str], Decimal] = {}
+    for i, entry in enumerate(raw if isinstance(raw, list) else []):
+        counters = entry.get("counters") if isinstance(entry, Mapping) else None
+        if not isinstance(entry, Mapping) or not isinstance(entry.get(key), str) or not isinstance(counters, Mapping):
+            raise _Bad(f"{where}: {at[-1]}[{i}] needs `{key}` and `counters`", (*at, i))
+        for name, value in counters.items():
+            quantity = value.get("value") if isinstance(value, Mapping) else None
+            try:
+                out[(entry[key], str(name))] = parse_quantity(str(quantity))
+            except (ValueError, ArithmeticError):
+                raise _Bad(f"{where}: counter {name} needs a quantity `value`, got {value!r}", (*at, i)) from None
+    return out
+
+
+def _node(obj: Mapping[str, Any], whose: str, where: str, at: tuple[Any, ...]) -> str | None:
+    """Where a slice's devices (or, under perDeviceNodeSelection, one device) can be used: the name of its node, None
+    for every node (allNodes), else the nodes its nodeSelector picks, named by whose selector it is. A device for
+    every node was taken for one of a node named "None", so a node's GPU and a network-attached NIC never fitted
+    together (and two devices of no node fitted together as if on one)."""
+    node = obj.get("nodeName")
+    if node is not None and not isinstance(node, str):
+        raise _Bad(f"{where}: nodeName must be a string", (*at, "nodeName"))
+    if node:
+        return node
+    if obj.get("allNodes") is True:
+        return None
+    return f"(the nodes the nodeSelector of {whose} picks)"
 
 
 def _attributes(raw: Any, driver: str, where: str, at: tuple[Any, ...]) -> dict[str, dict[str, object]]:

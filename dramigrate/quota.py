@@ -91,7 +91,7 @@ def _resource_quota(det: Detector, doc: Document, info: ObjectInfo, fix: bool, d
         match = det.rules.lookup(res) if det.rules.is_device_candidate(res) else None
         if match is None or match.rule.report_only:
             continue
-        count = device_count(value, plain_source(doc.body.splitlines(), hard, key)).value
+        count = device_count(value, plain_source(det.lines_of(doc), hard, key)).value
         if count is None:
             bad.append(str(key))
             continue

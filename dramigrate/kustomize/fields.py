@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,9 @@ class DeviceField:
     what: str  # the resource or label key
     value: Any = None
     label: bool = False  # a node label rather than a device resource
+    # (kind, namespace, name) of what the patch changes: its document's own, else its entry's `target` (a name regex,
+    # with the selectors it gives); what a baseline matches a patch's finding by, beside the container
+    target: tuple[str, str, str] = ("", "", "")
 
 
 def device_key(key: str, rules: RuleSet) -> bool:
@@ -218,13 +221,48 @@ def patch_fields(patch: Patch, rules: RuleSet) -> list[DeviceField]:
     """Device fields the patch sets; lines are in `patch.where`."""
     out: list[DeviceField] = []
     nodes = _compose_all(patch.text)
+    target = _target(patch.target)
     if patch.json6902:
         _json6902(nodes, rules, out)
+        out = [replace(f, target=target) for f in out]
     else:
         for node in nodes:
-            _walk(node, "", "", rules, out)
+            found: list[DeviceField] = []
+            _walk(node, "", "", rules, found)
+            own = _identity(node)
+            identity = (own[0] or target[0], own[1] or target[1], own[2] or target[2])
+            out.extend(replace(f, target=identity) for f in found)
     offset = patch_text_line(patch) - 1
-    return [DeviceField(f.path, f.line + offset, f.what, f.value, f.label) for f in out]
+    return [replace(f, line=f.line + offset) for f in out]
+
+
+def _target(target: dict[str, Any] | None) -> tuple[str, str, str]:
+    """(kind, namespace, name) a patch entry's `target` selects; its label and annotation selectors follow the name."""
+    t = target or {}
+    name = " ".join(
+        [str(t.get("name") or ""), *(f"{s}={t[s]}" for s in ("labelSelector", "annotationSelector") if t.get(s))]
+    )
+    return str(t.get("kind") or ""), str(t.get("namespace") or ""), name.strip()
+
+
+def _identity(node: yaml.Node) -> tuple[str, str, str]:
+    """(kind, namespace, name) a strategic-merge patch document names for itself ("" where it names none)."""
+    top = {_scalar(k): v for k, v in node.value} if isinstance(node, yaml.MappingNode) else {}
+    meta = top.get("metadata")
+    fields = {_scalar(k): _scalar(v) for k, v in meta.value} if isinstance(meta, yaml.MappingNode) else {}
+    return _scalar(top["kind"]) if "kind" in top else "", fields.get("namespace", ""), fields.get("name", "")
+
+
+_CONTAINER = re.compile(r"(?:^|\.)((?:init|ephemeral)?[cC]ontainers)(?:\[name=([^\]]*)\]|\[(\d+)\]|\.(\d+|-))")
+
+
+def container_of(path: str) -> str:
+    """The container a device field's path reaches: its name, or its list and position (`containers[0]`, and
+    `containers[-]` for a JSON6902 append) where the path names none; "" for a field of no container."""
+    m = _CONTAINER.search(path)
+    if m is None:
+        return ""
+    return m.group(2) if m.group(2) is not None else f"{m.group(1)}[{m.group(3) or m.group(4)}]"
 
 
 def patch_text_line(patch: Patch) -> int:
@@ -369,7 +407,7 @@ def transformer_fields(
             for p in patches:
                 for f in [*patch_fields(p, rules), *copied_fields(p)]:
                     at = (p.file, f.line) if p.file is not None else (file, line)
-                    out.append((at[0], DeviceField(f.path, at[1], f.what, f.value, f.label)))
+                    out.append((at[0], replace(f, line=at[1])))
             specs = doc.get("fieldSpecs")
             for spec in specs if isinstance(specs, list) else []:
                 if _into_resources(spec):

@@ -13,6 +13,7 @@ from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.fields import (
     IDENTITY,
     DeviceField,
+    container_of,
     copied_fields,
     kind_changing,
     mentions_device,
@@ -611,8 +612,22 @@ def patch_findings(s: Scan, rules: RuleSet, lint: bool = False) -> list[Finding]
                     rule, text = "kustomize-patch", f"{text}; left as is: {unit.why_not()}"
                 resource = "" if f.label else f.what
                 where = s.display(dp.patch.where)
+                kind, namespace, name = f.target  # a patch retargeted, or moved to another container, is new
                 out.append(
-                    Finding(rule, RULES[rule][0], text, where, f.line, 1, resource=resource, fixable=unit.migratable)
+                    Finding(
+                        rule,
+                        RULES[rule][0],
+                        text,
+                        where,
+                        f.line,
+                        1,
+                        kind=kind,
+                        namespace=namespace,
+                        name=name,
+                        container=container_of(f.path),
+                        resource=resource,
+                        fixable=unit.migratable,
+                    )
                 )
         seen: set[tuple[str, int, str]] = set()
         for b in unit.blockers:

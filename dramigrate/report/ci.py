@@ -97,7 +97,7 @@ def sarif(findings: list[Finding], errors: list[InputError], notes: Iterable[tup
     if said:
         run["invocations"] = [{"executionSuccessful": True, "toolConfigurationNotifications": said}]
     doc = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
-    return json.dumps(doc, indent=2) + "\n"
+    return esc.json_inert(json.dumps(doc, indent=2)) + "\n"
 
 
 def github(findings: list[Finding], errors: list[InputError], notes: Iterable[tuple[str, str]] = ()) -> str:

@@ -32,8 +32,31 @@ def _visible(m: re.Match[str]) -> str:
 
 
 def plain(text: str, newlines: bool = True) -> str:
-    """Text for a terminal or a log: control characters shown as \\xNN (newlines kept only when allowed)."""
-    return (_CONTROL if newlines else _CONTROL_OR_NEWLINE).sub(_visible, text)
+    """Text for a terminal or a log: control characters shown as \\xNN (newlines kept only when allowed), and no
+    workflow command the GitHub Actions runner would obey in a job's log (log_inert)."""
+    return log_inert((_CONTROL if newlines else _CONTROL_OR_NEWLINE).sub(_visible, text))
+
+
+# The two forms of workflow command the GitHub Actions runner obeys in a line of a job's log (ActionCommand.cs):
+# `::command ...::data` at the line's start, after any whitespace (it trims the line first), and the older
+# `##[command ...]data` anywhere in the line, tried when the first is not there: a file, key or value quoting
+# `##[add-mask]error` (every later `error` of the job's log shown as ***) or `##[stop-commands]x` (every later
+# annotation of the step ignored) was obeyed from the text, JSON, SARIF and JUnit reports a job prints.
+_LINE_START_COMMAND = re.compile(r"^([^\S\n]*):(?=:)", re.MULTILINE)
+OLD_COMMAND = "##["
+
+
+def log_inert(text: str) -> str:
+    """text with `##[` shown as `##\\x5b` and a `::` that starts a line as `\\x3a:`: shown, never obeyed."""
+    if "::" in text:
+        text = _LINE_START_COMMAND.sub(r"\1\\x3a", text)
+    return text.replace(OLD_COMMAND, "##\\x5b") if OLD_COMMAND in text else text
+
+
+def json_inert(text: str) -> str:
+    """A JSON document's text with `##[` written `##\\u005b` (the same string for a JSON reader), so a job that prints
+    the report does not obey it (log_inert); a JSON line never starts with `::`."""
+    return text.replace(OLD_COMMAND, "##\\u005b") if OLD_COMMAND in text else text
 
 
 def clipped(text: str, limit: int = 200) -> str:
@@ -59,8 +82,9 @@ def workflow_property(text: str) -> str:
     return workflow_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-# In a table cell: what starts emphasis, code, links or images, ends the cell, or escapes (HTML is entity-encoded).
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# In a table cell: what starts emphasis, code, links or images, ends the cell, or escapes (HTML is entity-encoded),
+# and GitHub's math (`$\\huge{...}$` in a name was typeset, in any size and colour, in a pull request's comment).
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
 
 
 def markdown(text: str) -> str:
