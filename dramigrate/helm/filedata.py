@@ -66,12 +66,7 @@ def varied_by_files(root: Path, options: Any, objects: list[Any]) -> frozenset[s
 
 
 def _scalars(node: Any) -> Iterator[str]:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _scalars(key)
-            yield from _scalars(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _scalars(item)
-    elif isinstance(node, (str, int, float)) and not isinstance(node, bool):
-        yield str(node)
+    """Every string and number of node, as text."""
+    from dramigrate.helm.sandbox import leaves
+
+    return (str(t) for t in leaves(node) if isinstance(t, (str, int, float)) and not isinstance(t, bool))

@@ -616,7 +616,7 @@ def hide_finding_data(
             if value and not shown(value):
                 hidden.add(value)
                 setattr(f, attr, NOT_SHOWN)
-    hidden.update(text for text in _strings(objects) if len(text) >= 4 and not shown(text))
+    hidden.update(t for t in leaves(objects) if isinstance(t, str) and len(t) >= 4 and not shown(t))
     hidden.update(varied or ())
     texts = sorted(hidden, key=len, reverse=True)
     for f in findings:
@@ -627,17 +627,17 @@ def hide_finding_data(
     return texts
 
 
-def _strings(node: Any) -> Iterator[str]:
-    """Every string key and value in node."""
-    if isinstance(node, str):
-        yield node
-    elif isinstance(node, dict):
+def leaves(node: Any) -> Iterator[Any]:
+    """Every key and value in node that is neither a mapping nor a list."""
+    if isinstance(node, dict):
         for key, value in node.items():
-            yield from _strings(key)
-            yield from _strings(value)
+            yield from leaves(key)
+            yield from leaves(value)
     elif isinstance(node, list):
         for item in node:
-            yield from _strings(item)
+            yield from leaves(item)
+    else:
+        yield node
 
 
 def _hide_names(node: Any, shown: Any) -> None:
