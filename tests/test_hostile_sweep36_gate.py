@@ -261,19 +261,6 @@ def test_a_report_is_never_written_over_a_manifest_the_run_reads(tmp_path: Path)
     assert json.loads((tmp_path / "report.json").read_text())["findings"]
 
 
-def test_the_html_report_starts_no_line_with_a_workflow_command(tmp_path: Path) -> None:
-    """A file named with a line break and `::error ...::` put that command at the start of lines of the HTML report
-    (kept line breaks), which a job that prints the report obeyed (session 35's ops35 left it)."""
-    (tmp_path / "x\n::error file=a::forged.yaml").write_text(POD)
-
-    code, out, err = dramigrate_in_process(["diff", "--html", "report.html", "."], cwd=tmp_path)
-
-    assert code == 0, out + err
-    page = (tmp_path / "report.html").read_text()
-    assert "forged.yaml" in page
-    assert not [line for line in page.splitlines() if _obeyed(line)]
-
-
 def _separated(line: str) -> str:
     """POD with five U+2028 (LINE SEPARATOR, shown as a space or nothing) in an annotation, and line 9 replaced."""
     head, tail = POD.split("spec:\n", 1)
