@@ -47,11 +47,13 @@ class RunResult:
     stopped: str = ""  # fix: the signal that stopped its writes (SIGTERM, Ctrl-C), or ""
 
 
-def _init(parent: int, settings: Settings, target: Target) -> None:
-    """A pool worker: dies with dramigrate; a forked worker has the parent's rules already, a spawned one loads them."""
+def _init(parent: int, settings: Settings, target: Target, verbose: bool = False) -> None:
+    """A pool worker: dies with dramigrate; a forked worker has the parent's rules already, a spawned one loads them.
+    verbose: the run's --verbose (_run sends the files' decisions back only then)."""
     import gc
 
     global _worker
+    MESSAGES.verbose = verbose
     die_with_parent(parent)
     ignore_stops()
     release_signals()
@@ -71,7 +73,10 @@ def _as_walked(r: FileResult, resolved: str | None) -> FileResult:
 
 def _run(job: Job) -> FileResult:
     assert _worker is not None
-    return run_file(job, *_worker)
+    result = run_file(job, *_worker)
+    if not MESSAGES.verbose:  # said only with --verbose: not pickled back (a third of a lint result's bytes)
+        result.decisions = []
+    return result
 
 
 def run(
@@ -278,7 +283,7 @@ def worker_pool(rules: RuleSet, settings: Settings, target: Target) -> tuple[Pro
     global _worker
     _worker = (rules, settings, target)  # what a forked worker starts with
     workers = min(cores, 8)
-    pool = ProcessPoolExecutor(workers, initializer=_init, initargs=(os.getpid(), settings, target))
+    pool = ProcessPoolExecutor(workers, initializer=_init, initargs=(os.getpid(), settings, target, MESSAGES.verbose))
     started = pool._processes  # the workers, as the first task forks them (shutdown drops this dict)
     try:
         with signals_held():
