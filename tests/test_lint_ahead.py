@@ -117,8 +117,11 @@ def test_lint_without_grep_reports_what_lint_with_grep_reports(tree: Path, tmp_p
     assert with_grep[1] == without[1]
     report = json.loads(with_grep[1])
     assert report["summary"]["files"] > prefilter.MIN_FILES and len(report["findings"]) > 100
-    # and grep did decide files in the first run: --verbose says which files it ruled out
-    assert "(grep pre-filter)" in _cli_lint(tree, ["--verbose"], os.environ["PATH"])[2]
+    # and grep did decide files in the first run: --verbose says which files it ruled out, and what the workers
+    # decided on the files they ran (sent back only with --verbose: engine._run)
+    verbose = _cli_lint(tree, ["--verbose"], os.environ["PATH"])[2]
+    assert "(grep pre-filter)" in verbose
+    assert "nothing to check: no pod template or quota names a device resource" in verbose
     assert "(grep pre-filter)" not in _cli_lint(tree, ["--verbose"], str(no_grep))[2]
 
 
