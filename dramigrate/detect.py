@@ -119,6 +119,10 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+# a request in a container of a pod spec dramigrate does not know: that pod's own, not merged into another
+_OWN_POD_CONTAINER = re.compile(r"(^|\.)(initContainers|containers|ephemeralContainers)\[\d+\]\.resources$")
+
+
 class Detector:
     """Findings for one file. Keeps the file's ResourceClaimTemplates to check existing DRA wiring."""
 
@@ -944,12 +948,22 @@ class Detector:
     def _beside_pods(self, stray: list[Finding], info: ObjectInfo, kind: WorkloadKind | None) -> str:
         """Why the pods of a known kind are left whole ("" when they are not): the object also asks for a device
         outside the pod specs dramigrate knows, other than at a pod's own (pod-level) resources, which the API
-        server refuses. The controller may merge it into those pods (Argo merges `templateDefaults` into every
+        server refuses, or in a container list (KServe's `workerSpec.containers`: the containers of pods of their
+        own, never merged). The controller may merge it into those pods (Argo merges `templateDefaults` into every
         template): a claim for the pod's own request beside it would ask for the device twice."""
         if kind is None:
             return ""
         pod_level = {f"{ref.path}.resources" for ref in pod_specs(info.obj, kind)}
-        away = next((f for f in stray if f.rule == "unknown-kind" and f.pod_template_path not in pod_level), None)
+        away = next(
+            (
+                f
+                for f in stray
+                if f.rule == "unknown-kind"
+                and f.pod_template_path not in pod_level
+                and not _OWN_POD_CONTAINER.search(f.pod_template_path)
+            ),
+            None,
+        )
         if away is None:
             return ""
         return (
