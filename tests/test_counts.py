@@ -64,6 +64,11 @@ ACCEPTED = [
     ('"1e3"', 1000),
     ("1Ki", 1024),
     ("&n 010 # eight", 8),
+    # Found by the wide fuzzer: an anchored plain scalar ruamel reads as text (Go's capital base prefixes) came back
+    # as a PlainScalarString and was read as a quoted string, not a count: lint exit 0 while Kubernetes gives 3.
+    ("&n 0X3", 3),
+    ("&n 0B11", 3),
+    ("&n 0O3", 3),
     ("!!str 010", 10),
     ("!Ref 010", 10),  # a tag go-yaml does not resolve keeps the text, a string: not YAML 1.1's octal 8
     ("! 010", 10),  # the non-specific tag too (ruamel reads it as the plain octal 8)
@@ -81,6 +86,7 @@ REFUSED = [
     ('"1500m"', "fraction"),
     ("-1", "negative"),
     ("yes", "boolean"),  # YAML 1.1 boolean
+    ("&n yes", "boolean"),
     ("null", "null"),
     (".inf", "not-a-number"),
     (str(INT64_MAX), "too-large"),
