@@ -564,6 +564,7 @@ def _load(body: str, helm_render: bool = False, comments: bool = True) -> Any:
         return compose_round_trip(body, yaml, comments)
     except Exception as declined:  # noqa: BLE001 - declined or refused: ruamel parses it (and words any error) as before
         data = _round_trip(helm_render).load(body)
+        _comments_once(data)
         if body.lstrip().startswith("{"):  # a JSON object, which Kubernetes reads with a JSON decoder
             return data
         if isinstance(declined, LibyamlError):
@@ -583,11 +584,49 @@ def _load(body: str, helm_render: bool = False, comments: bool = True) -> Any:
 _YAML_1_1_BREAKS = ("\x85", "\u2028", "\u2029")
 
 
+def _comments_once(data: Any) -> None:
+    """Give each comment to the one key it follows. ruamel hands the comment after an anchored scalar
+    (`gpu: &n 1` then `# below`) to every key whose value aliases it as well; when fix removed the anchored line,
+    the dump wrote the comment under the alias's key (moved, or kept twice by the merge). Keys are visited in
+    document order, so the anchor's key keeps it."""
+    seen: set[int] = set()
+    done: set[int] = set()
+    stack: list[Iterator[tuple[Any, Any]]] = []
+    node = data
+    while True:
+        if isinstance(node, (dict, list)) and id(node) not in done:
+            done.add(id(node))
+            stack.append(_slots_and_values(node))
+        if not stack:
+            return
+        step = next(stack[-1], None)
+        if step is None:
+            stack.pop()
+            node = None
+            continue
+        tokens, node = step
+        for i, token in enumerate(tokens or ()):
+            if token is None or isinstance(token, list):
+                continue
+            if id(token) in seen:
+                tokens[i] = None
+            seen.add(id(token))
+
+
+def _slots_and_values(node: Any) -> Iterator[tuple[Any, Any]]:
+    """(the comment slots ruamel keeps for the key or index, its value) of a mapping or sequence, in order."""
+    ca = getattr(node, "ca", None)
+    slots = ca.items if ca is not None else {}
+    for k, v in node.items() if isinstance(node, dict) else enumerate(node):
+        yield slots.get(k), v
+
+
 def _load_tagged(prefix: str, body: str, helm_render: bool = False) -> Any:
     """ruamel's round-trip data of a document that names tag handles in `%TAG` directives (prefix: those lines and
     `---`), with every position relative to the body as for any other document. ruamel keeps each tag's handle, so
     a dump writes `!e!x` as the file has it."""
     data = _round_trip(helm_render).load(prefix + body)
+    _comments_once(data)
     shift = prefix.count("\n")
     stack = [data]
     while stack:

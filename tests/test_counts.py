@@ -258,3 +258,20 @@ def test_two_pods_holding_one_spec_through_an_anchor_are_named_for_what_they_are
     (invalid,) = [f for f in findings if f.rule == "rewrite-invalid"]
     assert invalid.name == "d" and "same YAML node as Pod/c spec" in invalid.message
     assert "duplicate" not in invalid.message
+
+
+def test_a_comment_below_an_anchored_count_stays_once_above_its_line() -> None:
+    """Found by the wide fuzzer: ruamel hands the comment below `nvidia.com/gpu: &n 1` to every key that aliases the
+    count too, so when fix removed the device line the comment went (or went again) under the alias's key."""
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n    image: x\n"
+        "    resources:\n      requests:\n        nvidia.com/gpu: &n 1\n        # below\n        cpu: '1'\n"
+        "  terminationGracePeriodSeconds: *n\n  # last\n  restartPolicy: Always\n"
+    )
+    fixed, _ = _fix(text)
+    assert fixed is not None
+    lines = fixed.splitlines()
+    for comment, above in (("# below", "cpu: '1'"), ("# last", "restartPolicy: Always")):
+        assert fixed.count(comment) == 1, fixed
+        assert lines[lines.index(next(x for x in lines if x.strip() == comment)) + 1].strip() == above, fixed
+    assert "terminationGracePeriodSeconds: &n 1" in lines[lines.index("  # last") - 1], fixed
