@@ -586,39 +586,59 @@ _YAML_1_1_BREAKS = ("\x85", "\u2028", "\u2029")
 
 def _comments_once(data: Any) -> None:
     """Give each comment to the one key it follows. ruamel hands the comment after an anchored scalar
-    (`gpu: &n 1` then `# below`) to every key whose value aliases it as well; when fix removed the anchored line,
-    the dump wrote the comment under the alias's key (moved, or kept twice by the merge). Keys are visited in
-    document order, so the anchor's key keeps it."""
-    seen: set[int] = set()
+    (`gpu: &n 1  # a` and a `# below` line) to every key whose value aliases it as well, and puts the alias's own
+    end-of-line comment (`amd: *n  # b`) at the end of an enclosing collection; when fix removed the anchored line,
+    the dump wrote the comments under the alias's key or lost them. Keys are visited in document order, so the
+    anchor's key keeps its comment; an alias's key gets back its own."""
+    ends: dict[int, tuple[list[Any], Any]] = {}  # line -> (the end list, a comment ruamel put at a collection's end)
+    stack: list[Any] = [data]
     done: set[int] = set()
-    stack: list[Iterator[tuple[Any, Any]]] = []
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, (dict, list)) or id(node) in done:
+            continue
+        done.add(id(node))
+        for token in getattr(getattr(node, "ca", None), "end", None) or ():
+            mark = getattr(token, "start_mark", None)
+            if mark is not None:
+                ends.setdefault(mark.line, (node.ca.end, token))
+        stack.extend(node.values() if isinstance(node, dict) else node)
+    seen: set[int] = set()
+    done.clear()
+    walks: list[Iterator[tuple[Any, Any, Any]]] = []
     node = data
     while True:
         if isinstance(node, (dict, list)) and id(node) not in done:
             done.add(id(node))
-            stack.append(_slots_and_values(node))
-        if not stack:
+            walks.append(_slots_and_values(node))
+        if not walks:
             return
-        step = next(stack[-1], None)
+        step = next(walks[-1], None)
         if step is None:
-            stack.pop()
+            walks.pop()
             node = None
             continue
-        tokens, node = step
+        tokens, line, node = step
         for i, token in enumerate(tokens or ()):
             if token is None or isinstance(token, list):
                 continue
             if id(token) in seen:
-                tokens[i] = None
+                own = ends.pop(line, None) if i == 2 else None
+                if own is not None:
+                    own[0].remove(own[1])
+                tokens[i] = own[1] if own is not None else None
             seen.add(id(token))
 
 
-def _slots_and_values(node: Any) -> Iterator[tuple[Any, Any]]:
-    """(the comment slots ruamel keeps for the key or index, its value) of a mapping or sequence, in order."""
+def _slots_and_values(node: Any) -> Iterator[tuple[Any, Any, Any]]:
+    """(the comment slots ruamel keeps for the key or index, the line of the key or item, its value) of a mapping or
+    sequence, in order."""
     ca = getattr(node, "ca", None)
     slots = ca.items if ca is not None else {}
+    where = getattr(getattr(node, "lc", None), "data", None) or {}
     for k, v in node.items() if isinstance(node, dict) else enumerate(node):
-        yield slots.get(k), v
+        at = where.get(k)
+        yield slots.get(k), at[0] if at else None, v  # the key's line (an alias's value line is its anchor's)
 
 
 def _load_tagged(prefix: str, body: str, helm_render: bool = False) -> Any:

@@ -275,3 +275,21 @@ def test_a_comment_below_an_anchored_count_stays_once_above_its_line() -> None:
         assert fixed.count(comment) == 1, fixed
         assert lines[lines.index(next(x for x in lines if x.strip() == comment)) + 1].strip() == above, fixed
     assert "terminationGracePeriodSeconds: &n 1" in lines[lines.index("  # last") - 1], fixed
+
+
+def test_end_of_line_comments_of_an_anchored_count_and_its_alias_are_kept() -> None:
+    """Found by the wide fuzzer: ruamel gives `# first` to both keys and puts the alias's own `# second` at the end
+    of the container list, so the dump had one line more than the file and fix wrote ruamel's whole dump: `# first`
+    was lost and `# second` went to column 25 under the pod's last line."""
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: i\n    image: x\n"
+        "    resources:\n      limits:\n        nvidia.com/gpu: &n 3  # first\n        amd.com/gpu: *n  # second\n"
+        "  restartPolicy: Always\n"
+    )
+    fixed, _ = _fix(text)
+    assert fixed is not None
+    lines = fixed.splitlines()
+    for comment in ("# first", "# second"):
+        (line,) = [x for x in lines if comment in x]
+        assert lines.index(line) < lines.index("  restartPolicy: Always"), fixed
+        assert line.strip() == comment and line.startswith("      "), fixed  # own line, inside the container
