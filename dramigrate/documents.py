@@ -585,60 +585,61 @@ _YAML_1_1_BREAKS = ("\x85", "\u2028", "\u2029")
 
 
 def _comments_once(data: Any) -> None:
-    """Give each comment to the one key it follows. ruamel hands the comment after an anchored scalar
-    (`gpu: &n 1  # a` and a `# below` line) to every key whose value aliases it as well, and puts the alias's own
-    end-of-line comment (`amd: *n  # b`) at the end of an enclosing collection; when fix removed the anchored line,
-    the dump wrote the comments under the alias's key or lost them. Keys are visited in document order, so the
-    anchor's key keeps its comment; an alias's key gets back its own."""
-    ends: dict[int, tuple[list[Any], Any]] = {}  # line -> (the end list, a comment ruamel put at a collection's end)
-    stack: list[Any] = [data]
+    """Leave the comments of the lines that hold an anchored scalar or an alias of one to the text. ruamel keeps
+    comments per node, and an alias is the same node: it hands the comment after `gpu: &n 1` (on that line or below
+    it) to every key aliasing the value, puts an alias's own (`k: *n  # c`) at the end of an enclosing collection or
+    before the next key, and its dump writes one of them at the anchor. When fix removed the anchored line, comments
+    moved under the alias's key, were doubled, or the dump's extra lines kept the merge from placing the edit and
+    ruamel's whole dump lost them. Without them in the data, the merge keeps those lines' comments as it keeps any
+    other line's (and those of a line it removes or changes, as comment lines); a comment below the anchored line
+    stays with the anchor's key only."""
+    from ruamel.yaml.anchor import Anchor
+
+    lines: set[int] = set()  # lines of keys holding an anchored scalar or an alias of one
+    repeats: list[tuple[Any, Any]] = []  # the keys holding an alias of one (the scalar met again)
+    met: set[int] = set()
+    collections: list[Any] = []
     done: set[int] = set()
+    stack: list[tuple[Any, Any, Any]] = [(None, None, data)]  # (holder, key, value), next in document order last
     while stack:
-        node = stack.pop()
-        if not isinstance(node, (dict, list)) or id(node) in done:
+        holder, key, node = stack.pop()
+        if isinstance(node, (dict, list)):
+            if id(node) not in done:
+                done.add(id(node))
+                collections.append(node)
+                pairs = list(node.items() if isinstance(node, dict) else enumerate(node))
+                stack.extend((node, k, v) for k, v in reversed(pairs))
+        elif holder is not None and getattr(getattr(node, Anchor.attrib, None), "value", None):
+            where = getattr(getattr(holder, "lc", None), "data", None) or {}
+            if key in where:
+                lines.add(where[key][0])
+            if id(node) in met:
+                repeats.append((holder, key))
+            met.add(id(node))
+    for holder, key in repeats:  # the anchored value's comment, handed to the alias's key too
+        slots = holder.ca.items.get(key) if hasattr(holder, "ca") else None
+        if slots:
+            slots[2] = None
+    if not lines:
+        return
+    for node in collections:
+        ca = getattr(node, "ca", None)
+        if ca is None:
             continue
-        done.add(id(node))
-        for token in getattr(getattr(node, "ca", None), "end", None) or ():
-            mark = getattr(token, "start_mark", None)
-            if mark is not None:
-                ends.setdefault(mark.line, (node.ca.end, token))
-        stack.extend(node.values() if isinstance(node, dict) else node)
-    seen: set[int] = set()
-    done.clear()
-    walks: list[Iterator[tuple[Any, Any, Any]]] = []
-    node = data
-    while True:
-        if isinstance(node, (dict, list)) and id(node) not in done:
-            done.add(id(node))
-            walks.append(_slots_and_values(node))
-        if not walks:
-            return
-        step = next(walks[-1], None)
-        if step is None:
-            walks.pop()
-            node = None
-            continue
-        tokens, line, node = step
-        for i, token in enumerate(tokens or ()):
-            if token is None or isinstance(token, list):
-                continue
-            if id(token) in seen:
-                own = ends.pop(line, None) if i == 2 else None
-                if own is not None:
-                    own[0].remove(own[1])
-                tokens[i] = own[1] if own is not None else None
-            seen.add(id(token))
+        for slots in (*ca.items.values(), ca.comment):
+            for i, token in enumerate(slots or ()):
+                if isinstance(token, list):
+                    token[:] = [t for t in token if _line_of(t) not in lines]
+                elif _line_of(token) in lines:
+                    slots[i] = None
+        end = getattr(ca, "end", None)
+        if end:
+            end[:] = [t for t in end if _line_of(t) not in lines]
 
 
-def _slots_and_values(node: Any) -> Iterator[tuple[Any, Any, Any]]:
-    """(the comment slots ruamel keeps for the key or index, the line of the key or item, its value) of a mapping or
-    sequence, in order."""
-    ca = getattr(node, "ca", None)
-    slots = ca.items if ca is not None else {}
-    where = getattr(getattr(node, "lc", None), "data", None) or {}
-    for k, v in node.items() if isinstance(node, dict) else enumerate(node):
-        at = where.get(k)
-        yield slots.get(k), at[0] if at else None, v  # the key's line (an alias's value line is its anchor's)
+def _line_of(token: Any) -> int | None:
+    """The line a comment token starts on (None for no token)."""
+    return getattr(getattr(token, "start_mark", None), "line", None)
 
 
 def _load_tagged(prefix: str, body: str, helm_render: bool = False) -> Any:

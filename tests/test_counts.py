@@ -293,3 +293,20 @@ def test_end_of_line_comments_of_an_anchored_count_and_its_alias_are_kept() -> N
         (line,) = [x for x in lines if comment in x]
         assert lines.index(line) < lines.index("  restartPolicy: Always"), fixed
         assert line.strip() == comment and line.startswith("      "), fixed  # own line, inside the container
+
+
+def test_comments_around_an_anchored_count_whose_alias_fix_keeps() -> None:
+    """Found by the wide fuzzer: a count anchored on a device line and aliased by a field fix keeps. The anchor moves
+    to the alias (`terminationGracePeriodSeconds: &n 0`); ruamel's dump wrote the alias's comment at the anchor, so the
+    merge could not place the edit and the whole dump lost the comments of the removed lines."""
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n    image: x\n"
+        "    resources:  # mine\n      requests:\n        # above\n        nvidia.com/gpu: &n 1\n"
+        "  terminationGracePeriodSeconds: *n  # grace\n  restartPolicy: Always\n"
+    )
+    fixed, _ = _fix(text)
+    assert fixed is not None
+    for comment in ("# mine", "# above", "# grace"):
+        assert fixed.count(comment) == 1, fixed
+    lines = fixed.splitlines()
+    assert lines.index("  terminationGracePeriodSeconds: &n 1") < lines.index("  restartPolicy: Always"), fixed
