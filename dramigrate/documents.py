@@ -564,7 +564,6 @@ def _load(body: str, helm_render: bool = False, comments: bool = True) -> Any:
         return compose_round_trip(body, yaml, comments)
     except Exception as declined:  # noqa: BLE001 - declined or refused: ruamel parses it (and words any error) as before
         data = _round_trip(helm_render).load(body)
-        _comments_once(data)
         if body.lstrip().startswith("{"):  # a JSON object, which Kubernetes reads with a JSON decoder
             return data
         if isinstance(declined, LibyamlError):
@@ -584,70 +583,11 @@ def _load(body: str, helm_render: bool = False, comments: bool = True) -> Any:
 _YAML_1_1_BREAKS = ("\x85", "\u2028", "\u2029")
 
 
-def _comments_once(data: Any) -> None:
-    """Leave the comments of the lines that hold an anchored scalar or an alias of one to the text. ruamel keeps
-    comments per node, and an alias is the same node: it hands the comment after `gpu: &n 1` (on that line or below
-    it) to every key aliasing the value, puts an alias's own (`k: *n  # c`) at the end of an enclosing collection or
-    before the next key, and its dump writes one of them at the anchor. When fix removed the anchored line, comments
-    moved under the alias's key, were doubled, or the dump's extra lines kept the merge from placing the edit and
-    ruamel's whole dump lost them. Without them in the data, the merge keeps those lines' comments as it keeps any
-    other line's (and those of a line it removes or changes, as comment lines); a comment below the anchored line
-    stays with the anchor's key only."""
-    from ruamel.yaml.anchor import Anchor
-
-    lines: set[int] = set()  # lines of keys holding an anchored scalar or an alias of one
-    repeats: list[tuple[Any, Any]] = []  # the keys holding an alias of one (the scalar met again)
-    met: set[int] = set()
-    collections: list[Any] = []
-    done: set[int] = set()
-    stack: list[tuple[Any, Any, Any]] = [(None, None, data)]  # (holder, key, value), next in document order last
-    while stack:
-        holder, key, node = stack.pop()
-        if isinstance(node, (dict, list)):
-            if id(node) not in done:
-                done.add(id(node))
-                collections.append(node)
-                pairs = list(node.items() if isinstance(node, dict) else enumerate(node))
-                stack.extend((node, k, v) for k, v in reversed(pairs))
-        elif holder is not None and getattr(getattr(node, Anchor.attrib, None), "value", None):
-            where = getattr(getattr(holder, "lc", None), "data", None) or {}
-            if key in where:
-                lines.add(where[key][0])
-            if id(node) in met:
-                repeats.append((holder, key))
-            met.add(id(node))
-    for holder, key in repeats:  # the anchored value's comment, handed to the alias's key too
-        slots = holder.ca.items.get(key) if hasattr(holder, "ca") else None
-        if slots:
-            slots[2] = None
-    if not lines:
-        return
-    for node in collections:
-        ca = getattr(node, "ca", None)
-        if ca is None:
-            continue
-        for slots in (*ca.items.values(), ca.comment):
-            for i, token in enumerate(slots or ()):
-                if isinstance(token, list):
-                    token[:] = [t for t in token if _line_of(t) not in lines]
-                elif _line_of(token) in lines:
-                    slots[i] = None
-        end = getattr(ca, "end", None)
-        if end:
-            end[:] = [t for t in end if _line_of(t) not in lines]
-
-
-def _line_of(token: Any) -> int | None:
-    """The line a comment token starts on (None for no token)."""
-    return getattr(getattr(token, "start_mark", None), "line", None)
-
-
 def _load_tagged(prefix: str, body: str, helm_render: bool = False) -> Any:
     """ruamel's round-trip data of a document that names tag handles in `%TAG` directives (prefix: those lines and
     `---`), with every position relative to the body as for any other document. ruamel keeps each tag's handle, so
     a dump writes `!e!x` as the file has it."""
     data = _round_trip(helm_render).load(prefix + body)
-    _comments_once(data)
     shift = prefix.count("\n")
     stack = [data]
     while stack:
@@ -841,8 +781,10 @@ def merge_edit(original: str, baseline: str, after: str) -> str:
     used (edited_body then checks that the result parses back to the intended data).
     """
     o = original.splitlines(keepends=True)
-    b = baseline.splitlines(keepends=True)
-    a = after.splitlines(keepends=True)
+    contents = {_content(x) for x in o}
+    contents |= {_ANCHOR.sub("", x) for x in contents}  # ruamel's dump may put an anchor elsewhere
+    b = _rejoined(baseline.splitlines(keepends=True), contents)
+    a = _rejoined(after.splitlines(keepends=True), contents)
     to_original: dict[int, int] = {}
     for tag, i1, i2, j1, j2 in opcodes_of([_content(x) for x in b], [_content(x) for x in o]):
         if tag == "equal" or (tag == "replace" and _same_keys(b[i1:i2], o[j1:j2])):
@@ -881,6 +823,26 @@ def merge_edit(original: str, baseline: str, after: str) -> str:
         pos = end
     out.extend(o[pos:])
     return "".join(out)
+
+
+_ANCHOR = re.compile(r" &[^\s\[\]{},]+")
+
+
+def _rejoined(dumped: list[str], contents: set[str]) -> list[str]:
+    """A dump's lines with a comment ruamel wrote on a line of its own put back at the end of the line before it,
+    where the original has it there: ruamel writes the comment after a key holding an anchored or aliased collection
+    (`env: &e  # c`, `env: *e  # c`) below the key, so the dump had a line the file has not and the merge could not
+    place an edit next to it (fix then wrote ruamel's whole dump, which loses the comments of the lines it removes)."""
+    out: list[str] = []
+    for line in dumped:
+        text = line.strip()
+        if text.startswith("#") and out and _comment_start(out[-1].strip()) < 0:
+            joined = out[-1].rstrip("\r\n") + "  " + text
+            if _content(joined) in contents:
+                out[-1] = joined + out[-1][len(out[-1].rstrip("\r\n")) :]
+                continue
+        out.append(line)
+    return out
 
 
 def _same_keys(dumped: list[str], original: list[str]) -> bool:

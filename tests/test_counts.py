@@ -310,3 +310,30 @@ def test_comments_around_an_anchored_count_whose_alias_fix_keeps() -> None:
         assert fixed.count(comment) == 1, fixed
     lines = fixed.splitlines()
     assert lines.index("  terminationGracePeriodSeconds: &n 1") < lines.index("  restartPolicy: Always"), fixed
+
+
+def test_a_comment_on_an_anchored_key_next_to_a_rewritten_line_stays_on_its_line() -> None:
+    """Found by the wide fuzzer: ruamel writes `env: &e  # shared` as `env:` and the comment on a line of its own,
+    so the merge could not place the edit of the device line above it (`1_`, which ruamel writes `1`) and fix wrote
+    ruamel's whole dump: the anchor was gone and the comment sat on its own line."""
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n    image: x\n"
+        "    resources:\n      limits:\n        amd.com/gpu: 1_\n    env: &e  # shared\n    - name: A\n      value: b\n"
+    )
+    fixed, _ = _fix(text)
+    assert fixed is not None and "    env: &e  # shared\n    - name: A\n" in fixed, fixed
+
+
+def test_comment_lines_below_an_anchored_count_are_kept() -> None:
+    """Found by the wide fuzzer: ruamel reads `gpu: &n 1  # eol` and the comment lines below it as one token; the
+    comments of such a line must not take the lines below with them."""
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n    image: x\n"
+        "    resources:\n      limits:\n        amd.com/gpu: &n 1  # eol\n    # below\n    env:\n    - name: A\n"
+        "      value: b\n  - name: b\n    image: x\n    resources:\n      limits:\n        nvidia.com/gpu: *n\n"
+    )
+    fixed, _ = _fix(text)
+    assert fixed is not None
+    lines = fixed.splitlines()
+    assert fixed.count("# eol") == 1 and fixed.count("# below") == 1, fixed
+    assert lines[lines.index("    # below") + 1] == "    env:", fixed
