@@ -15,6 +15,29 @@ def _seq(items: list[dict[str, Any]]) -> CommentedSeq:
     return CommentedSeq(CommentedMap(i) for i in items)
 
 
+def _forget_comment_of_anchor(root: Any, mapping: Any, key: Any) -> None:
+    """Before fix removes mapping[key], an anchored value still aliased elsewhere: ruamel keeps comments per node and
+    an alias is the same node, so every key aliasing it holds the comment after the anchored line too, and the dump
+    would write it where the anchor moves (under the alias's key). The comment stays with the removed line, whose
+    comments the merge keeps."""
+    from ruamel.yaml.anchor import Anchor
+
+    value = mapping[key]
+    slots = getattr(mapping, "ca", None) and mapping.ca.items.get(key)
+    if not slots or not slots[2] or not getattr(getattr(value, Anchor.attrib, None), "value", None):
+        return
+    token, stack, done = slots[2], [root], set()
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, (dict, list)) or id(node) in done:
+            continue
+        done.add(id(node))
+        for other in getattr(getattr(node, "ca", None), "items", {}).values():
+            if other and other[2] is token:
+                other[2] = None
+        stack.extend(node.values() if isinstance(node, dict) else node)
+
+
 def apply_plan(plan: PodPlan, template_name: str | None) -> list[str]:
     """Edit the pod spec in place; returns what changed, for the report."""
     pa = plan.analysis
@@ -25,6 +48,7 @@ def apply_plan(plan: PodPlan, template_name: str | None) -> list[str]:
         for section in ("limits", "requests"):
             values = resources.get(section)
             if isinstance(values, dict) and use.resource in values:
+                _forget_comment_of_anchor(pa.info.obj, values, use.resource)
                 del values[use.resource]
                 if not values:
                     del resources[section]

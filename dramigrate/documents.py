@@ -792,8 +792,10 @@ def merge_edit(original: str, baseline: str, after: str) -> str:
     used (edited_body then checks that the result parses back to the intended data).
     """
     o = original.splitlines(keepends=True)
-    b = baseline.splitlines(keepends=True)
-    a = after.splitlines(keepends=True)
+    contents = {_content(x) for x in o}
+    contents |= {_ANCHOR.sub("", x) for x in contents}  # ruamel's dump may put an anchor elsewhere
+    b = _rejoined(baseline.splitlines(keepends=True), contents)
+    a = _rejoined(after.splitlines(keepends=True), contents)
     to_original: dict[int, int] = {}
     for tag, i1, i2, j1, j2 in opcodes_of([_content(x) for x in b], [_content(x) for x in o]):
         if tag == "equal" or (tag == "replace" and _same_keys(b[i1:i2], o[j1:j2])):
@@ -832,6 +834,26 @@ def merge_edit(original: str, baseline: str, after: str) -> str:
         pos = end
     out.extend(o[pos:])
     return "".join(out)
+
+
+_ANCHOR = re.compile(r" &[^\s\[\]{},]+")
+
+
+def _rejoined(dumped: list[str], contents: set[str]) -> list[str]:
+    """A dump's lines with a comment ruamel wrote on a line of its own put back at the end of the line before it,
+    where the original has it there: ruamel writes the comment after a key holding an anchored or aliased collection
+    (`env: &e  # c`, `env: *e  # c`) below the key, so the dump had a line the file has not and the merge could not
+    place an edit next to it (fix then wrote ruamel's whole dump, which loses the comments of the lines it removes)."""
+    out: list[str] = []
+    for line in dumped:
+        text = line.strip()
+        if text.startswith("#") and out and _comment_start(out[-1].strip()) < 0:
+            joined = out[-1].rstrip("\r\n") + "  " + text
+            if _content(joined) in contents:
+                out[-1] = joined + out[-1][len(out[-1].rstrip("\r\n")) :]
+                continue
+        out.append(line)
+    return out
 
 
 def _same_keys(dumped: list[str], original: list[str]) -> bool:

@@ -226,11 +226,13 @@ def count_of(resolved: Any, shown: str) -> Count:
 
 
 def _scalar_style(value: Any) -> str:
-    """'plain' for a scalar ruamel read as a plain one, 'string' for quoted/block text, 'tagged' for !!tags."""
+    """'plain' for a scalar ruamel read as a plain one, 'string' for quoted/block text, 'tagged' for !!tags.
+    An anchored plain scalar that YAML 1.2 reads as text (`&n 0X3`, `&n yes`) comes back as a PlainScalarString
+    (to keep its anchor): still plain, which go-yaml resolves as YAML 1.1."""
     from ruamel.yaml.comments import TaggedScalar
-    from ruamel.yaml.scalarstring import ScalarString
+    from ruamel.yaml.scalarstring import PlainScalarString, ScalarString
 
-    if isinstance(value, ScalarString):
+    if isinstance(value, ScalarString) and not isinstance(value, PlainScalarString):
         return "string"
     if isinstance(value, TaggedScalar):
         return "tagged"

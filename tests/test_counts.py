@@ -64,6 +64,11 @@ ACCEPTED = [
     ('"1e3"', 1000),
     ("1Ki", 1024),
     ("&n 010 # eight", 8),
+    # Found by the wide fuzzer: an anchored plain scalar ruamel reads as text (Go's capital base prefixes) came back
+    # as a PlainScalarString and was read as a quoted string, not a count: lint exit 0 while Kubernetes gives 3.
+    ("&n 0X3", 3),
+    ("&n 0B11", 3),
+    ("&n 0O3", 3),
     ("!!str 010", 10),
     ("!Ref 010", 10),  # a tag go-yaml does not resolve keeps the text, a string: not YAML 1.1's octal 8
     ("! 010", 10),  # the non-specific tag too (ruamel reads it as the plain octal 8)
@@ -81,6 +86,7 @@ REFUSED = [
     ('"1500m"', "fraction"),
     ("-1", "negative"),
     ("yes", "boolean"),  # YAML 1.1 boolean
+    ("&n yes", "boolean"),
     ("null", "null"),
     (".inf", "not-a-number"),
     (str(INT64_MAX), "too-large"),
@@ -252,3 +258,82 @@ def test_two_pods_holding_one_spec_through_an_anchor_are_named_for_what_they_are
     (invalid,) = [f for f in findings if f.rule == "rewrite-invalid"]
     assert invalid.name == "d" and "same YAML node as Pod/c spec" in invalid.message
     assert "duplicate" not in invalid.message
+
+
+def test_a_comment_below_an_anchored_count_stays_once_above_its_line() -> None:
+    """Found by the wide fuzzer: ruamel hands the comment below `nvidia.com/gpu: &n 1` to every key that aliases the
+    count too, so when fix removed the device line the comment went (or went again) under the alias's key."""
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n    image: x\n"
+        "    resources:\n      requests:\n        nvidia.com/gpu: &n 1\n        # below\n        cpu: '1'\n"
+        "  terminationGracePeriodSeconds: *n\n  # last\n  restartPolicy: Always\n"
+    )
+    fixed, _ = _fix(text)
+    assert fixed is not None
+    lines = fixed.splitlines()
+    for comment, above in (("# below", "cpu: '1'"), ("# last", "restartPolicy: Always")):
+        assert fixed.count(comment) == 1, fixed
+        assert lines[lines.index(next(x for x in lines if x.strip() == comment)) + 1].strip() == above, fixed
+    assert "terminationGracePeriodSeconds: &n 1" in lines[lines.index("  # last") - 1], fixed
+
+
+def test_end_of_line_comments_of_an_anchored_count_and_its_alias_are_kept() -> None:
+    """Found by the wide fuzzer: ruamel gives `# first` to both keys and puts the alias's own `# second` at the end
+    of the container list, so the dump had one line more than the file and fix wrote ruamel's whole dump: `# first`
+    was lost and `# second` went to column 25 under the pod's last line."""
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: i\n    image: x\n"
+        "    resources:\n      limits:\n        nvidia.com/gpu: &n 3  # first\n        amd.com/gpu: *n  # second\n"
+        "  restartPolicy: Always\n"
+    )
+    fixed, _ = _fix(text)
+    assert fixed is not None
+    lines = fixed.splitlines()
+    for comment in ("# first", "# second"):
+        (line,) = [x for x in lines if comment in x]
+        assert lines.index(line) < lines.index("  restartPolicy: Always"), fixed
+        assert line.strip() == comment and line.startswith("      "), fixed  # own line, inside the container
+
+
+def test_comments_around_an_anchored_count_whose_alias_fix_keeps() -> None:
+    """Found by the wide fuzzer: a count anchored on a device line and aliased by a field fix keeps. The anchor moves
+    to the alias (`terminationGracePeriodSeconds: &n 0`); ruamel's dump wrote the alias's comment at the anchor, so the
+    merge could not place the edit and the whole dump lost the comments of the removed lines."""
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n    image: x\n"
+        "    resources:  # mine\n      requests:\n        # above\n        nvidia.com/gpu: &n 1\n"
+        "  terminationGracePeriodSeconds: *n  # grace\n  restartPolicy: Always\n"
+    )
+    fixed, _ = _fix(text)
+    assert fixed is not None
+    for comment in ("# mine", "# above", "# grace"):
+        assert fixed.count(comment) == 1, fixed
+    lines = fixed.splitlines()
+    assert lines.index("  terminationGracePeriodSeconds: &n 1") < lines.index("  restartPolicy: Always"), fixed
+
+
+def test_a_comment_on_an_anchored_key_next_to_a_rewritten_line_stays_on_its_line() -> None:
+    """Found by the wide fuzzer: ruamel writes `env: &e  # shared` as `env:` and the comment on a line of its own,
+    so the merge could not place the edit of the device line above it (`1_`, which ruamel writes `1`) and fix wrote
+    ruamel's whole dump: the anchor was gone and the comment sat on its own line."""
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n    image: x\n"
+        "    resources:\n      limits:\n        amd.com/gpu: 1_\n    env: &e  # shared\n    - name: A\n      value: b\n"
+    )
+    fixed, _ = _fix(text)
+    assert fixed is not None and "    env: &e  # shared\n    - name: A\n" in fixed, fixed
+
+
+def test_comment_lines_below_an_anchored_count_are_kept() -> None:
+    """Found by the wide fuzzer: ruamel reads `gpu: &n 1  # eol` and the comment lines below it as one token; the
+    comments of such a line must not take the lines below with them."""
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n    image: x\n"
+        "    resources:\n      limits:\n        amd.com/gpu: &n 1  # eol\n    # below\n    env:\n    - name: A\n"
+        "      value: b\n  - name: b\n    image: x\n    resources:\n      limits:\n        nvidia.com/gpu: *n\n"
+    )
+    fixed, _ = _fix(text)
+    assert fixed is not None
+    lines = fixed.splitlines()
+    assert fixed.count("# eol") == 1 and fixed.count("# below") == 1, fixed
+    assert lines[lines.index("    # below") + 1] == "    env:", fixed
