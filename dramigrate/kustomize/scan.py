@@ -4,7 +4,7 @@ graph that holds devices, whether that graph can be migrated whole, and the find
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -210,6 +210,20 @@ def _unit(
     unit = Unit(members, rules=rules)
     # writes of kind or apiVersion: (file, field, by what, the kind of the objects they reach when named plainly)
     identity: list[tuple[Path, DeviceField, str, str | None]] = []
+
+    def writes(
+        found: Iterable[tuple[Path, DeviceField]], owner: Path, by: str, blocked: str, kind: str | None = None
+    ) -> None:
+        """Fields a kustomize write of owner's graph node reaches (file, field): one of kind or apiVersion is checked
+        once the graph's files are read (identity, `by` what); any other is kustomize-device-field (`blocked`: why,
+        to migrate by hand). Both are templates of {file}, {owner}, {what} and {path}."""
+        for file, f in found:
+            said = {"file": out.display(file), "owner": out.display(owner), "what": f.what, "path": f.path}
+            if f.path in IDENTITY:
+                identity.append((file, f, by.format(**said), kind))
+            else:
+                unit.blockers.append(Blocker(file, f.line, blocked.format(**said), "kustomize-device-field"))
+
     for d in sorted(members):
         node = graph.nodes[d]
         unit.files.update(node.files)
@@ -235,38 +249,22 @@ def _unit(
                 at = DeviceField("kind", p.line, "allowKindChange")
                 by = f"the patch of {out.display(node.file)} (options: allowKindChange)"
                 identity.append((node.file, at, by, target_kind(p)))
-            identity.extend(
-                (p.where, f, f"the JSON6902 patch {out.display(p.where)} ({f.what})", target_kind(p))
-                for f in copied
-                if f.path in IDENTITY
+            writes(
+                ((p.where, f) for f in copied),
+                node.file,
+                "the JSON6902 patch {file} ({what})",
+                "a JSON6902 patch of {owner} puts the field {path} together from elsewhere ({what}), which may bring "
+                "a device request: migrate it by hand",
+                target_kind(p),
             )
-            copied = [f for f in copied if f.path not in IDENTITY]
-            for f in copied:
-                unit.blockers.append(
-                    Blocker(
-                        p.where,
-                        f.line,
-                        f"a JSON6902 patch of {out.display(node.file)} puts the field {f.path} together from elsewhere "
-                        f"({f.what}), which may bring a device request: migrate it by hand",
-                        "kustomize-device-field",
-                    )
-                )
         keyed = _unless_bomb(unit, out, node, "configurations", "a configurations file", written_keys_fields, node)
-        identity.extend(
-            (file, f, f"a fieldSpec of {out.display(file)} ({f.what})", None) for file, f in keyed if f.path in IDENTITY
+        writes(
+            keyed,
+            node.file,
+            "a fieldSpec of {file} ({what})",
+            "the {what} of {owner} are written into {path} (a fieldSpec), which may write a device request there: "
+            "migrate it by hand",
         )
-        for file, f in keyed:
-            if f.path in IDENTITY:
-                continue
-            unit.blockers.append(
-                Blocker(
-                    file,
-                    f.line,
-                    f"the {f.what} of {out.display(node.file)} are written into {f.path} (a fieldSpec), which may "
-                    "write a device request there: migrate it by hand",
-                    "kustomize-device-field",
-                )
-            )
         written = _unless_bomb(
             unit,
             out,
@@ -290,38 +288,20 @@ def _unit(
                     "kustomize-device-field",
                 )
             )
-        identity.extend(
-            (file, f, f"a transformer of {out.display(node.file)} ({f.what})", None)
-            for file, f in written
-            if f.path in IDENTITY
+        writes(
+            written,
+            node.file,
+            "a transformer of {owner} ({what})",
+            "a transformer of {owner} ({what}) writes the field {path}, which may bring a device request: migrate it "
+            "by hand",
         )
-        for file, f in written:
-            if f.path in IDENTITY:
-                continue
-            unit.blockers.append(
-                Blocker(
-                    file,
-                    f.line,
-                    f"a transformer of {out.display(node.file)} ({f.what}) writes the field {f.path}, which may bring "
-                    "a device request: migrate it by hand",
-                    "kustomize-device-field",
-                )
-            )
         replaced = _unless_bomb(unit, out, node, "replacements", "a replacements file", replacement_fields, node, rules)
-        identity.extend(
-            (node.file, f, f"a replacement in {out.display(node.file)}", None) for f in replaced if f.path in IDENTITY
+        writes(
+            ((node.file, f) for f in replaced),
+            node.file,
+            "a replacement in {owner}",
+            "a replacement in {owner} reaches the device field {path}: migrate it by hand",
         )
-        for f in replaced:
-            if f.path in IDENTITY:
-                continue
-            unit.blockers.append(
-                Blocker(
-                    node.file,
-                    f.line,
-                    f"a replacement in {out.display(node.file)} reaches the device field {f.path}: migrate it by hand",
-                    "kustomize-device-field",
-                )
-            )
     holds = any(not dp.fields[0].label for dp in unit.device_patches) or (
         (not unit.blockers or bool(identity))  # the files are read only when it matters
         and any(not (device_free and device_free(str(f))) and mentions_device(_read(f), rules) for f in unit.files)
