@@ -487,3 +487,23 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def branch_runs(root: Path, options: Any, work: Path, rel: str, text: str) -> bool | None:
+    """Whether a copy of the chart (made under work) whose template rel reads text fails with _MARK (the branch made to
+    fail ran); None when the copy cannot be made."""
+    from dramigrate.helm.render import HelmError, render_chart
+    from dramigrate.helm.sandbox import private_copy
+
+    folder = work / f"gated-{len(list(work.glob('gated-*')))}"
+    folder.mkdir()
+    copy = private_copy(root, folder / (root.resolve().name or "chart"))
+    path = copy / rel
+    if not path.is_file() or path.is_symlink():
+        return None
+    path.write_text(text, encoding="utf-8")
+    try:
+        render_chart(copy, options)
+    except HelmError as exc:
+        return _MARK in str(exc)
+    return False

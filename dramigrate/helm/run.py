@@ -39,7 +39,7 @@ from dramigrate.findings import RULES, Finding, InputError, Location
 from dramigrate.helm import patterns
 from dramigrate.helm.chartvalues import value_sources
 from dramigrate.helm.claimnamespaces import NAMESPACES_APART, namespaces_apart
-from dramigrate.helm.clustergated import cluster_gated
+from dramigrate.helm.clustergated import branch_runs, cluster_gated
 from dramigrate.helm.crdfiles import crd_requests
 from dramigrate.helm.fileleaf import built_twins, renamed, renamed_rel, working_copy
 from dramigrate.helm.findingmap import (
@@ -234,27 +234,6 @@ def run_chart(
     return outcome
 
 
-def _branch_runs(root: Path, options: Any, work: Workdir, rel: str, text: str) -> bool | None:
-    """Whether a copy of the chart whose template rel reads text fails with clustergated's mark (the branch made to
-    fail ran); None when the copy cannot be made."""
-    from dramigrate.helm.clustergated import _MARK
-    from dramigrate.helm.render import HelmError, render_chart
-    from dramigrate.helm.sandbox import private_copy
-
-    folder = work.path / f"gated-{len(list(work.path.glob('gated-*')))}"
-    folder.mkdir()
-    copy = private_copy(root, folder / (root.resolve().name or "chart"))
-    path = copy / rel
-    if not path.is_file() or path.is_symlink():
-        return None
-    path.write_text(text, encoding="utf-8")
-    try:
-        render_chart(copy, options)
-    except HelmError as exc:
-        return _MARK in str(exc)
-    return False
-
-
 def object_name(doc: dict[str, Any]) -> tuple[str, str]:
     """A rendered object's kind and name as a finding gives them (text, whatever the YAML holds: `kind: [Pod]`)."""
     metadata = doc.get("metadata")
@@ -437,7 +416,7 @@ def _run(
         findings.extend(crd_requests(root, outcome.display, rules, settings, target))
         if not any(f.rule == "legacy-device-request" for f in findings):  # Helm took one copy of a subchart held twice
             findings.extend(twin_requests(root, outcome.display, base_options, rules, work.path))
-        runs = functools.partial(_branch_runs, root, base_options, work)
+        runs = functools.partial(branch_runs, root, base_options, work.path)
         findings.extend(cluster_gated(root, outcome.display, findings, rules, copts.values_files, runs))
     except BaseException:
         settle(probing)  # this error came first, as when the probe ran after it; the probe's own is dropped
