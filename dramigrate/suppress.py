@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from dramigrate.documents import LINE_END
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -100,7 +102,6 @@ def parse(text: str) -> Suppressions:
     return out
 
 
-_LINE_END = re.compile("\r\n|\r|\n")
 # What str.splitlines() and PyYAML's reader also take for line breaks, which YAML 1.2 (ruamel) and the lines findings
 # give do not: LINE and PARAGRAPH SEPARATOR and NEL (YAML 1.1's), and the controls \v \f \x1c-\x1e.
 _OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -110,7 +111,7 @@ def source_lines(text: str) -> list[str]:
     """text's lines as findings number them: split at \\n, \\r\\n and \\r only. splitlines() also split at U+2028
     (invisible in a terminal and most editors): three of them in an annotation moved every later
     `# dramigrate: ignore` three lines down, onto a GPU request the comment is nowhere near (lint exit 0)."""
-    return _LINE_END.split(text)
+    return LINE_END.split(text)
 
 
 def _multiline_texts(lines: list[str], candidates: list[int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
