@@ -205,7 +205,7 @@ def fit_claim(template: dict[str, Any], classes: dict[str, DeviceClassInfo], dev
             opts.append((option["name"], rf.count, _by_node(matched)))
         per_request.append(opts)
     # the nodes: those of the devices, each with the devices every node has; EVERY_NODE alone when no device has one
-    nodes = sorted({d.node for d in devices if d.node is not None}) or [EVERY_NODE] * any(devices)
+    nodes = sorted({d.node for d in devices if d.node is not None}) or ([EVERY_NODE] if devices else [])
     constraints = spec.get("constraints") or []
     for node in nodes:
         options = [_undominated([(n, c, _on(ds, node)) for n, c, ds in opts], constraints) for opts in per_request]
